@@ -1,0 +1,61 @@
+# tensorbridge — one command to see it work (`make demo`), one to test everything (`make test`).
+# Every target installs what it needs, idempotently (stamps skip work already done).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+# reticulate 1.28 (Debian's R) needs NumPy < 2 in the Python it embeds, so the main venv pins it;
+# a second venv runs the runtime suite on NumPy 2 so both majors stay supported.
+NUMPY1 := "numpy>=1.26,<2"
+VENV2  := .venv-numpy2
+PY2    := $(VENV2)/bin/python
+
+.PHONY: demo test test-python test-numpy2 lint bench setup setup-test clean
+
+## demo: create .venv, install the runtime, run the main job on the NumPy backend
+demo: $(VENV)/.demo-deps
+	$(PY) examples/demo.py
+
+## test: install every suite's dependencies, then run every suite
+test: setup-test lint test-python test-numpy2
+	@echo "make test: all suites passed"
+
+setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps
+
+lint: $(VENV)/.test-deps
+	$(PY) -m ruff check .
+
+test-python: $(VENV)/.test-deps
+	TENSORBRIDGE_REQUIRE_TF=1 $(PY) -m pytest tests
+
+test-numpy2: $(VENV2)/.test-deps
+	$(PY2) -m pytest tests/runtime -q -p no:cacheprovider
+
+## bench: speed targets, printed as ratios against the peers named in the issues
+bench: $(VENV)/.test-deps bench/.venv/.deps
+	bench/.venv/bin/python bench/run.py
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.demo-deps: $(VENV)/bin/python pyproject.toml
+	$(PIP) install $(NUMPY1) -e .
+	touch $@
+
+$(VENV)/.test-deps: $(VENV)/bin/python pyproject.toml
+	$(PIP) install $(NUMPY1) -e ".[dev,tensorflow]"
+	touch $@ $(VENV)/.demo-deps
+
+$(VENV2)/.test-deps: pyproject.toml
+	test -x $(PY2) || $(PYTHON) -m venv $(VENV2)
+	$(PY2) -m pip --disable-pip-version-check -q install "numpy>=2" -e ".[dev]"
+	touch $@
+
+bench/.venv/.deps: bench/requirements.txt pyproject.toml
+	test -x bench/.venv/bin/python || $(PYTHON) -m venv bench/.venv
+	bench/.venv/bin/python -m pip --disable-pip-version-check -q install -r bench/requirements.txt -e .
+	touch $@
+
+clean:
+	rm -rf $(VENV) $(VENV2) bench/.venv build dist *.egg-info

@@ -1,0 +1,101 @@
+"""tensorbridge.runtime: tensors on pluggable backends, autodiff, memory accounting.
+
+Everything here is re-exported as ``tensorbridge``::
+
+    import tensorbridge as tb
+    x = tb.tensor([[1.0, 2.0], [3.0, 4.0]])
+    tb.grad(lambda x: tb.tanh(x @ x).sum())(x)
+"""
+
+from . import dtypes, random
+from .autodiff import (
+    CustomPrimitive,
+    Primitive,
+    Tracer,
+    check_grads,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jvp,
+    primitive,
+    value_and_grad,
+    vjp,
+)
+from .backends import (
+    Backend,
+    get_backend,
+    list_backends,
+    register_backend,
+    set_backend,
+    use_backend,
+)
+from .compile import function
+from .dtypes import DType, bool_, float32, float64, int32, int64
+from .errors import (
+    BackendMismatchError,
+    DisposedTensorError,
+    MissingKernelError,
+    NonDifferentiableError,
+    ShapeError,
+    TensorBridgeError,
+)
+from .kernels import KERNEL_NAMES, kernel_table, register_kernel
+from .memory import dispose, keep, memory, tidy
+from .ops import *  # noqa: F403 - the op namespace is the public API
+from .ops import __all__ as _ops_all
+from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .random import Generator
+from .tensor import Tensor
+
+__all__ = [
+    "KERNEL_NAMES",
+    "Backend",
+    "BackendMismatchError",
+    "CustomPrimitive",
+    "DType",
+    "DisposedTensorError",
+    "Generator",
+    "MissingKernelError",
+    "NonDifferentiableError",
+    "Primitive",
+    "ShapeError",
+    "Tensor",
+    "TensorBridgeError",
+    "Tracer",
+    "bool_",
+    "check_grads",
+    "dispose",
+    "dtypes",
+    "float32",
+    "float64",
+    "function",
+    "get_backend",
+    "grad",
+    "hessian",
+    "hvp",
+    "int32",
+    "int64",
+    "jacfwd",
+    "jacobian",
+    "jvp",
+    "keep",
+    "kernel_table",
+    "list_backends",
+    "memory",
+    "primitive",
+    "random",
+    "register_backend",
+    "register_kernel",
+    "set_backend",
+    "tidy",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_unflatten",
+    "use_backend",
+    "value_and_grad",
+    "vjp",
+    *_ops_all,
+]

@@ -1,0 +1,22 @@
+"""Automatic differentiation: reverse and forward mode over primitives, composable."""
+
+from .api import grad, hessian, hvp, jacfwd, jacobian, jvp, value_and_grad, vjp
+from .check import check_grads
+from .custom import CustomPrimitive, primitive
+from .primitive import Primitive, Tracer
+
+__all__ = [
+    "CustomPrimitive",
+    "Primitive",
+    "Tracer",
+    "check_grads",
+    "grad",
+    "hessian",
+    "hvp",
+    "jacfwd",
+    "jacobian",
+    "jvp",
+    "primitive",
+    "value_and_grad",
+    "vjp",
+]

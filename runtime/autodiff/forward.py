@@ -1,0 +1,83 @@
+"""Forward mode: carry a tangent next to every value and push it through each primitive."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..tensor import _next_id
+from .primitive import Primitive, Trace, Tracer, bind
+
+__all__ = ["ForwardTrace", "ForwardTracer", "jvp_from_vjp"]
+
+
+class ForwardTracer(Tracer):
+    __slots__ = ("_tangent",)
+
+    _tangent: Any
+
+
+def new_forward_tracer(primal: Any, trace: Trace, tangent: Any) -> ForwardTracer:
+    t = object.__new__(ForwardTracer)
+    t._data = None
+    t._primal = primal
+    t._trace = trace
+    t._tangent = tangent
+    t.id = _next_id()
+    t.shape = primal.shape
+    t.dtype = primal.dtype
+    t.backend = primal.backend
+    t.data_id = primal.data_id
+    return t
+
+
+class ForwardTrace(Trace):
+    __slots__ = ()
+
+    def process(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        primals = list(args)
+        tangents: list[tuple[int, Any]] = []
+        for i, a in enumerate(args):
+            if isinstance(a, ForwardTracer) and a._trace is self:
+                primals[i] = a._primal
+                if a._tangent is not None:
+                    tangents.append((i, a._tangent))
+        ans = bind(prim, primals, params)
+        if not tangents or ans.dtype.kind != "f":
+            return ans
+        out = None
+        for i, t in tangents:
+            ti = prim.jvp_rule(i)(t, ans, *primals, **params)
+            if ti is None:
+                continue
+            out = ti if out is None else out + ti
+        if out is not None and tuple(out.shape) != tuple(ans.shape):
+            from ..ops.shape import broadcast_to
+
+            out = broadcast_to(out, ans.shape)
+        return new_forward_tracer(ans, self, out)
+
+
+def jvp_from_vjp(vjp_rule: Any) -> Any:
+    """Derive a JVP rule from a VJP rule.
+
+    ``g -> vjp(g)`` is linear, equal to ``J^T g``; the VJP of that linear map applied to the
+    tangent ``t`` is ``J t``. So run the VJP rule under a reverse trace in ``g`` (at any point, we
+    use zeros) and pull ``t`` back through it.
+    """
+    from ..ops.creation import zeros_like
+    from .reverse import ReverseTrace, ReverseTracer, backward
+
+    def rule(t: Any, ans: Any, *args: Any, **params: Any) -> Any:
+        trace = ReverseTrace()
+        g0 = trace.leaf(zeros_like(ans))
+        out = vjp_rule(g0, ans, *args, **params)
+        if not (isinstance(out, ReverseTracer) and out._trace is trace):
+            return None  # the cotangent does not depend on g: derivative is zero
+        (res,) = backward([(out._node, t)], [g0._node])
+        return res
+
+    return rule
+
+
+_ = Tracer

@@ -1,0 +1,353 @@
+"""The embedded default backend: kernels on ``numpy.ndarray``.
+
+Kernels receive arrays whose dtypes the op layer has already promoted, so every kernel returns the
+dtype the runtime documents on NumPy 1.26 and 2.x alike. Special functions come from SciPy when it
+is installed and from ``special_numpy`` (pure NumPy) otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as D
+from ..dtypes import DType
+from ..kernels import register_kernel
+from ..tensor import Tensor
+from . import special_numpy
+from .base import Backend
+
+__all__ = ["NumpyBackend"]
+
+NAME = "numpy"
+
+TO_NUMPY: dict[DType, Any] = {
+    D.bool_: np.dtype(np.bool_),
+    D.int32: np.dtype(np.int32),
+    D.int64: np.dtype(np.int64),
+    D.float32: np.dtype(np.float32),
+    D.float64: np.dtype(np.float64),
+}
+FROM_NUMPY: dict[Any, DType] = {v: k for k, v in TO_NUMPY.items()}
+_SCALAR_TYPE = {d: t.type for d, t in TO_NUMPY.items()}
+
+
+def numpy_dtype_to_runtime(npdtype: Any, argname: str = "data") -> DType:
+    found = FROM_NUMPY.get(np.dtype(npdtype))
+    if found is None:
+        raise TypeError(
+            f"{argname}: NumPy dtype {np.dtype(npdtype).name} is not supported; expected one of "
+            f"{', '.join(D.DTYPES)} (pass dtype=... to convert)"
+        )
+    return found
+
+
+class NumpyBackend(Backend):
+    name = NAME
+
+    def shape_of(self, raw: Any) -> tuple[int, ...]:
+        return raw.shape
+
+    def dtype_of(self, raw: Any) -> DType:
+        try:
+            return FROM_NUMPY[raw.dtype]
+        except KeyError:
+            return numpy_dtype_to_runtime(raw.dtype, "kernel result")
+
+    def wrap(self, raw: Any) -> Tensor:
+        # The hot path of every op: inlined base.wrap with NumPy's precomputed nbytes.
+        data_id = self._next_data_id()
+        self._live[data_id] = raw.nbytes
+        try:
+            dtype = FROM_NUMPY[raw.dtype]
+        except KeyError:
+            dtype = numpy_dtype_to_runtime(raw.dtype, "kernel result")
+        return _make_tensor(self, raw, raw.shape, dtype, data_id)
+
+    def from_host(self, value: Any, dtype: DType | None = None, copy: bool = True) -> Tensor:
+        npd = TO_NUMPY[dtype] if dtype is not None else None
+        if isinstance(value, np.ndarray):
+            # Never alias memory the caller can still write through; read-only buffers (R
+            # vectors viewed by reticulate, memoryviews of bytes) are taken without a copy.
+            need_copy = copy and value.flags.writeable
+            arr = np.array(value, dtype=npd, copy=True) if need_copy else value.astype(
+                npd or value.dtype, copy=False
+            )
+        else:
+            arr = np.asarray(value, dtype=npd)
+        if arr.dtype not in FROM_NUMPY:
+            numpy_dtype_to_runtime(arr.dtype)
+        return self.wrap(arr)
+
+    def to_numpy(self, raw: Any) -> Any:
+        view = np.asarray(raw).view()
+        view.flags.writeable = False  # tensors are immutable; copy() to get a writable array
+        return view
+
+    def to_list(self, raw: Any) -> Any:
+        return raw.tolist()
+
+    def to_host(self, raw: Any) -> Any:
+        return raw
+
+    def scalar(self, value: Any, dtype: DType) -> Any:
+        return _SCALAR_TYPE[dtype](value)
+
+
+from ..tensor import make_tensor as _make_tensor  # noqa: E402
+
+
+# --------------------------------------------------------------------------------------------
+# kernels
+# --------------------------------------------------------------------------------------------
+def _k(name: str):
+    return register_kernel(NAME, name)
+
+
+try:  # SciPy is optional; special functions fall back to pure NumPy.
+    import scipy.special as _sp
+
+    _erf, _erfc, _lgamma, _digamma = _sp.erf, _sp.erfc, _sp.gammaln, _sp.digamma
+    _polygamma = _sp.polygamma
+    _expit = _sp.expit
+except ImportError:  # pragma: no cover - exercised in the no-SciPy job
+    _sp = None
+    _erf, _erfc = special_numpy.erf, special_numpy.erfc
+    _lgamma, _digamma = special_numpy.lgamma, special_numpy.digamma
+    _polygamma = special_numpy.polygamma
+    _expit = None
+
+
+def _same(fn):
+    """Keep the input dtype (SciPy computes some functions in float64)."""
+
+    def kernel(x):
+        return np.asarray(fn(x)).astype(x.dtype, copy=False)
+
+    return kernel
+
+
+_UNARY = {
+    "neg": np.negative,
+    "abs": np.abs,
+    "sign": np.sign,
+    "exp": np.exp,
+    "log": np.log,
+    "log1p": np.log1p,
+    "expm1": np.expm1,
+    "sqrt": np.sqrt,
+    "square": np.square,
+    "reciprocal": np.reciprocal,
+    "tanh": np.tanh,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.round,
+    "logical_not": np.logical_not,
+    "isnan": np.isnan,
+    "isfinite": np.isfinite,
+    "erf": _same(_erf),
+    "erfc": _same(_erfc),
+    "lgamma": _same(_lgamma),
+    "digamma": _same(_digamma),
+}
+for _name, _fn in _UNARY.items():
+    register_kernel(NAME, _name, _fn)
+
+
+@_k("rsqrt")
+def _rsqrt(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+@_k("sigmoid")
+def _sigmoid(x):
+    if _expit is not None:
+        return _expit(x)
+    return np.exp(-np.logaddexp(x.dtype.type(0), -x))
+
+
+@_k("softplus")
+def _softplus(x):
+    return np.logaddexp(x.dtype.type(0), x)
+
+
+@_k("polygamma")
+def _polygamma_k(x, *, n):
+    return np.asarray(_polygamma(n, x)).astype(x.dtype, copy=False)
+
+
+@_k("cast")
+def _cast(x, *, dtype):
+    return np.asarray(x).astype(TO_NUMPY[dtype], copy=False)
+
+
+_BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.true_divide,
+    "floordiv": np.floor_divide,
+    "mod": np.mod,
+    "pow": np.power,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "less": np.less,
+    "less_equal": np.less_equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+}
+for _name, _fn in _BINARY.items():
+    register_kernel(NAME, _name, _fn)
+
+
+@_k("where")
+def _where(cond, x, y):
+    return np.where(cond, x, y)
+
+
+@_k("clip")
+def _clip(x, *, lo, hi):
+    return np.clip(x, lo, hi).astype(x.dtype, copy=False)
+
+
+def _reduction(fn):
+    def kernel(x, *, axis, keepdims):
+        return np.asarray(fn(x, axis=axis, keepdims=keepdims))
+
+    return kernel
+
+
+register_kernel(NAME, "sum", _reduction(np.sum))
+register_kernel(NAME, "prod", _reduction(np.prod))
+register_kernel(NAME, "max", _reduction(np.max))
+register_kernel(NAME, "min", _reduction(np.min))
+
+
+@_k("logsumexp")
+def _logsumexp(x, *, axis, keepdims):
+    if x.size == 0:
+        return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    if not keepdims:
+        out = np.squeeze(out, axis=axis)
+    return np.asarray(out)
+
+
+@_k("argmax")
+def _argmax(x, *, axis):
+    return np.asarray(np.argmax(x, axis=axis)).astype(np.int64, copy=False)
+
+
+@_k("argmin")
+def _argmin(x, *, axis):
+    return np.asarray(np.argmin(x, axis=axis)).astype(np.int64, copy=False)
+
+
+@_k("cumsum")
+def _cumsum(x, *, axis, reverse):
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+@_k("reshape")
+def _reshape(x, *, shape):
+    return np.reshape(x, shape)
+
+
+@_k("transpose")
+def _transpose(x, *, perm):
+    return np.transpose(x, perm)
+
+
+@_k("broadcast_to")
+def _broadcast_to(x, *, shape):
+    return np.broadcast_to(x, shape)
+
+
+@_k("concat")
+def _concat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+@_k("gather_flat")
+def _gather(x, *, index):
+    return np.asarray(x[index.numpy_index])
+
+
+@_k("scatter_add_flat")
+def _scatter_add(updates, *, index, shape):
+    out = np.zeros(shape, dtype=updates.dtype)
+    if index.has_arrays:
+        np.add.at(out, index.numpy_index, updates)
+    else:
+        out[index.numpy_index] += updates
+    return out
+
+
+@_k("one_hot")
+def _one_hot(indices, *, depth, dtype):
+    idx = np.asarray(indices)
+    out = (idx[..., None] == np.arange(depth)).astype(TO_NUMPY[dtype])
+    return out
+
+
+@_k("matmul")
+def _matmul(a, b):
+    return np.matmul(a, b)
+
+
+@_k("cholesky")
+def _cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+def _solve_triangular_scipy(a, b, lower, transpose_a):
+    import scipy.linalg as sl
+
+    return sl.solve_triangular(a, b, lower=lower, trans=1 if transpose_a else 0,
+                               check_finite=False)
+
+
+@_k("triangular_solve")
+def _triangular_solve(a, b, *, lower, transpose_a):
+    if _sp is not None and a.ndim == 2 and b.ndim == 2:
+        return _solve_triangular_scipy(a, b, lower, transpose_a).astype(b.dtype, copy=False)
+    op = np.swapaxes(a, -1, -2) if transpose_a else a
+    return np.linalg.solve(op, b).astype(b.dtype, copy=False)
+
+
+@_k("fill")
+def _fill(*, shape, value, dtype):
+    return np.full(shape, value, dtype=TO_NUMPY[dtype])
+
+
+@_k("arange")
+def _arange(*, start, stop, step, dtype):
+    return np.arange(start, stop, step, dtype=TO_NUMPY[dtype])
+
+
+@_k("linspace")
+def _linspace(*, start, stop, num, dtype):
+    return np.linspace(start, stop, num, dtype=TO_NUMPY[dtype])
+
+
+@_k("eye")
+def _eye(*, n, m, dtype):
+    return np.eye(n, m, dtype=TO_NUMPY[dtype])
+
+
+@_k("from_uniform_bits")
+def _from_uniform_bits(u, *, shape, dtype):
+    return np.asarray(u, dtype=TO_NUMPY[dtype]).reshape(shape)

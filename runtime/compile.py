@@ -1,0 +1,42 @@
+"""``function``: compile a tensor function for its backend.
+
+On TensorFlow the function is traced once per input signature into a ``tf.function`` graph (so a
+whole ``value_and_grad`` runs as one graph call); on NumPy it runs as written (NumPy has no
+compiler; per-op dispatch is already lean). Backends opt in by overriding ``Backend.compile``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .backends import get_backend
+from .pytree import tree_leaves
+from .tensor import Tensor
+
+__all__ = ["function"]
+
+
+def function(fn: Callable[..., Any] | None = None, *, backend: Any = None) -> Any:
+    """Decorator: compile ``fn`` for the backend of its tensor arguments (or ``backend``)."""
+    if fn is None:
+        return lambda f: function(f, backend=backend)
+    compiled: dict[str, Callable[..., Any]] = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        be = get_backend(backend) if backend is not None else _backend_of(args)
+        c = compiled.get(be.name)
+        if c is None:
+            c = compiled[be.name] = be.compile(fn)
+        return c(*args, **kwargs)
+
+    return wrapper
+
+
+def _backend_of(args: Any) -> Any:
+    for leaf in tree_leaves(list(args)):
+        if isinstance(leaf, Tensor):
+            return leaf.backend
+    return get_backend()

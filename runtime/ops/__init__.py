@@ -1,0 +1,91 @@
+"""Every public op, one module per family. ``tensorbridge`` re-exports these names."""
+
+from .activations import elu, gelu, log_softmax, relu, selu, softmax
+from .arithmetic import (
+    add,
+    clip,
+    divide,
+    equal,
+    floor_divide,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_or,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+    where,
+)
+from .creation import (
+    arange,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .elementwise import (
+    abs,
+    cast,
+    ceil,
+    cos,
+    digamma,
+    erf,
+    erfc,
+    exp,
+    expm1,
+    floor,
+    isfinite,
+    isnan,
+    lgamma,
+    log,
+    log1p,
+    logical_not,
+    negative,
+    polygamma,
+    reciprocal,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    softplus,
+    sqrt,
+    square,
+    stop_gradient,
+    tan,
+    tanh,
+)
+from .indexing import IndexPlan, getitem, index_add, index_update, one_hot, take
+from .linalg import cholesky, matmul, tril, triangular_solve, triu
+from .reduction import argmax, argmin, cumsum, logsumexp, max, mean, min, prod, sum
+from .shape import (
+    broadcast_shapes,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flatten,
+    reshape,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
+    unbroadcast,
+)
+
+import types as _types
+
+__all__ = [
+    _n for _n, _v in list(globals().items())
+    if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
+]

@@ -1,0 +1,188 @@
+"""Linear algebra: batched matmul, Cholesky, triangular solves, triangle masks.
+
+Gradients: matmul's are the usual ``g @ b^T`` and ``a^T @ g`` (summed over broadcast batch
+dimensions); Cholesky's follow Murray (2016), "Differentiation of the Cholesky decomposition";
+the triangular solve's come from ``x = A^{-1} b``: ``b_bar = A^{-T} g`` and
+``A_bar = -b_bar x^T`` restricted to the triangle that is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as D
+from ..autodiff.primitive import Primitive, bind
+from ..errors import ShapeError
+from ..tensor import Tensor
+from .arithmetic import where
+from .creation import arange
+from .dispatch import as_tensor, check_same_backend, kernel_impl, unary_impl
+from .elementwise import cast
+from .shape import broadcast_shapes, expand_dims, reshape, squeeze, swapaxes, unbroadcast
+
+__all__ = ["cholesky", "matmul", "tril", "triangular_solve", "triu"]
+
+
+def _mT(x: Any) -> Any:
+    return swapaxes(x, -1, -2)
+
+
+_matmul = Primitive("matmul", kernel_impl("matmul"))
+_matmul.defvjp(
+    lambda g, ans, a, b: unbroadcast(matmul(g, _mT(b)), a.shape),
+    lambda g, ans, a, b: unbroadcast(matmul(_mT(a), g), b.shape),
+)
+_matmul.defjvp(lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t))
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    """Matrix product with NumPy semantics: 1-d operands are vectors, leading dims batch."""
+    a = as_tensor(a, "a", like=b if isinstance(b, Tensor) else None)
+    b = as_tensor(b, "b", like=a)
+    check_same_backend("matmul", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(
+            f"matmul: operands must have at least one dimension, got shapes {list(a.shape)} "
+            f"and {list(b.shape)} (use * for scalars)"
+        )
+    if a.dtype is not b.dtype:
+        dt = D.promote(a.dtype, b.dtype)
+        a, b = cast(a, dt), cast(b, dt)
+    if a.dtype is D.bool_:
+        a, b = cast(a, D.int32), cast(b, D.int32)
+    va, vb = a.ndim == 1, b.ndim == 1
+    if va:
+        a = expand_dims(a, 0)
+    if vb:
+        b = expand_dims(b, -1)
+    if a.shape[-1] != b.shape[-2]:
+        raise ShapeError(
+            f"matmul: inner dimensions differ: a has shape {list(a.shape)} "
+            f"(columns {a.shape[-1]}), b has shape {list(b.shape)} (rows {b.shape[-2]})"
+        )
+    try:
+        broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ShapeError:
+        raise ShapeError(
+            f"matmul: batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} cannot be "
+            f"broadcast"
+        ) from None
+    out = bind(_matmul, (a, b), {})
+    if va:
+        out = squeeze(out, -2)
+    if vb:
+        out = squeeze(out, -1)
+    return out
+
+
+# -- triangle masks -----------------------------------------------------------------------------
+def _band(x: Tensor, lower: bool, k: int) -> Tensor:
+    n, m = x.shape[-2], x.shape[-1]
+    rows = reshape(arange(n, backend=x.backend), (n, 1))
+    cols = reshape(arange(m, backend=x.backend), (1, m))
+    return (cols - rows <= k) if lower else (cols - rows >= k)
+
+
+def tril(x: Any, k: int = 0) -> Tensor:
+    """Lower triangle (elements above the k-th diagonal set to zero)."""
+    x = as_tensor(x, "x")
+    return where(_band(x, True, k), x, 0)
+
+
+def triu(x: Any, k: int = 0) -> Tensor:
+    """Upper triangle (elements below the k-th diagonal set to zero)."""
+    x = as_tensor(x, "x")
+    return where(_band(x, False, k), x, 0)
+
+
+def _phi(x: Any) -> Any:
+    """Lower triangle with the diagonal halved."""
+    return tril(x) - 0.5 * where(_band(x, True, 0) & _band(x, False, 0), x, 0)
+
+
+# -- Cholesky -----------------------------------------------------------------------------------
+def _cholesky_vjp(g: Any, L: Any, a: Any) -> Any:
+    # S = L^{-T} Phi(L^T g) L^{-1}, symmetrised (the input is read as a symmetric matrix)
+    P = _phi(matmul(_mT(L), g))
+    tmp = triangular_solve(L, P, lower=True, transpose_a=True)  # L^{-T} P
+    S = _mT(triangular_solve(L, _mT(tmp), lower=True, transpose_a=True))  # (L^{-T} tmp^T)^T
+    return 0.5 * (S + _mT(S))
+
+
+def _cholesky_jvp(t: Any, L: Any, a: Any) -> Any:
+    # dL = L Phi(L^{-1} dA L^{-T})
+    tmp = triangular_solve(L, t, lower=True)
+    inner = _mT(triangular_solve(L, _mT(tmp), lower=True))
+    return matmul(L, _phi(inner))
+
+
+_cholesky = Primitive("cholesky", unary_impl("cholesky"))
+_cholesky.defvjp(_cholesky_vjp).defjvp(_cholesky_jvp)
+
+
+def cholesky(a: Any) -> Tensor:
+    """Lower Cholesky factor of symmetric positive definite matrices (batched over leading
+    dims). Only the lower triangle of ``a`` is read; gradients treat ``a`` as symmetric."""
+    a = as_tensor(a, "a")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"cholesky: a must be square matrices [..., n, n], got {list(a.shape)}")
+    if a.dtype.kind != "f":
+        a = cast(a, D.float32)
+    return bind(_cholesky, (a,), {})
+
+
+# -- triangular solve ---------------------------------------------------------------------------
+def _ts_vjp_b(g: Any, x: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool) -> Any:
+    return triangular_solve(a, g, lower=lower, transpose_a=not transpose_a)
+
+
+def _ts_vjp_a(g: Any, x: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool) -> Any:
+    bbar = triangular_solve(a, g, lower=lower, transpose_a=not transpose_a)
+    abar = -matmul(x, _mT(bbar)) if transpose_a else -matmul(bbar, _mT(x))
+    return tril(abar) if lower else triu(abar)
+
+
+def _ts_jvp_a(t: Any, x: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool) -> Any:
+    t = tril(t) if lower else triu(t)
+    op_t = _mT(t) if transpose_a else t
+    return -triangular_solve(a, matmul(op_t, x), lower=lower, transpose_a=transpose_a)
+
+
+def _ts_jvp_b(t: Any, x: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool) -> Any:
+    return triangular_solve(a, t, lower=lower, transpose_a=transpose_a)
+
+
+_tsolve = Primitive("triangular_solve", kernel_impl("triangular_solve"))
+_tsolve.defvjp(_ts_vjp_a, _ts_vjp_b).defjvp(_ts_jvp_a, _ts_jvp_b)
+
+
+def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = False) -> Tensor:
+    """Solve ``op(a) @ x = b`` for triangular ``a`` (``op`` transposes when ``transpose_a``).
+
+    ``a``: [..., n, n]; ``b``: [..., n, k] or [n] (a vector gives a vector).
+    """
+    a = as_tensor(a, "a")
+    b = as_tensor(b, "b", like=a)
+    check_same_backend("triangular_solve", a, b)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"triangular_solve: a must be square [..., n, n], got {list(a.shape)}")
+    vec = b.ndim == 1
+    if vec:
+        b = expand_dims(b, -1)
+    if b.shape[-2] != a.shape[-1]:
+        raise ShapeError(
+            f"triangular_solve: b has shape {list(b.shape)} but a is {list(a.shape)}: b needs "
+            f"{a.shape[-1]} rows"
+        )
+    if a.shape[:-2] != b.shape[:-2]:
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        from .shape import broadcast_to
+
+        a = broadcast_to(a, batch + a.shape[-2:])
+        b = broadcast_to(b, batch + b.shape[-2:])
+    dt = D.promote(a.dtype, b.dtype)
+    if dt.kind != "f":
+        dt = D.float32
+    a, b = cast(a, dt), cast(b, dt)
+    out = bind(_tsolve, (a, b), {"lower": bool(lower), "transpose_a": bool(transpose_a)})
+    return squeeze(out, -1) if vec else out

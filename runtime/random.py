@@ -1,0 +1,283 @@
+"""Reproducible random numbers: the same seed gives the same numbers on every backend and in
+every front door (Python, R, JavaScript).
+
+Bits come from Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+SC 2011), a counter-based generator: block ``i`` of a stream is a pure function of (key, i), so
+it is computed the same way by NumPy here and by plain Python where NumPy is absent. Values are
+made on the host from those bits (uniform: the top 24/53 bits; normal: Box-Muller) and then handed
+to the backend.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+from . import dtypes as D
+from .dtypes import as_dtype
+from .tensor import Tensor
+
+__all__ = ["Generator", "default_generator", "normal", "seed", "uniform"]
+
+_M0, _M1 = 0xD2511F53, 0xCD9E8D57
+_W0, _W1 = 0x9E3779B9, 0xBB67AE85
+_MASK32 = 0xFFFFFFFF
+
+
+def _philox_numpy(key: tuple[int, int], start: int, nblocks: int) -> Any:
+    """uint32 array of 4 * nblocks words for counters start .. start + nblocks - 1."""
+    import numpy as np
+
+    ctr = np.arange(start, start + nblocks, dtype=np.uint64)
+    c0 = ctr & np.uint64(_MASK32)
+    c1 = ctr >> np.uint64(32)
+    c2 = np.zeros(nblocks, dtype=np.uint64)
+    c3 = np.zeros(nblocks, dtype=np.uint64)
+    k0, k1 = key
+    m0, m1, mask = np.uint64(_M0), np.uint64(_M1), np.uint64(_MASK32)
+    s32 = np.uint64(32)
+    for _ in range(10):
+        p0 = m0 * c0
+        p1 = m1 * c2
+        c0, c1, c2, c3 = (
+            (p1 >> s32) ^ c1 ^ np.uint64(k0),
+            p1 & mask,
+            (p0 >> s32) ^ c3 ^ np.uint64(k1),
+            p0 & mask,
+        )
+        k0 = (k0 + _W0) & _MASK32
+        k1 = (k1 + _W1) & _MASK32
+    out = np.stack([c0, c1, c2, c3], axis=1).astype(np.uint32)
+    return out.reshape(-1)
+
+
+def _philox_python(key: tuple[int, int], start: int, nblocks: int) -> list[int]:
+    out: list[int] = []
+    for i in range(start, start + nblocks):
+        c0, c1, c2, c3 = i & _MASK32, (i >> 32) & _MASK32, 0, 0
+        k0, k1 = key
+        for _ in range(10):
+            p0 = _M0 * c0
+            p1 = _M1 * c2
+            c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & _MASK32, (p0 >> 32) ^ c3 ^ k1, p0 & _MASK32
+            k0 = (k0 + _W0) & _MASK32
+            k1 = (k1 + _W1) & _MASK32
+        out.extend((c0, c1, c2, c3))
+    return out
+
+
+def _has_numpy() -> bool:
+    try:
+        import numpy  # noqa: F401
+
+        return True
+    except ImportError:  # pragma: no cover
+        return False
+
+
+class Generator:
+    """A stream of random numbers. ``Generator(seed)`` twice gives the same numbers.
+
+    Every draw advances the stream; ``split(n)`` derives independent child streams (for
+    parallel chains), and ``state``/``set_state`` save and restore a position.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        if not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
+        self._key = (seed & _MASK32, (seed >> 32) & _MASK32)
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Generator(key={self._key}, counter={self._counter})"
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return {"key": list(self._key), "counter": self._counter}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self._key = (int(state["key"][0]), int(state["key"][1]))
+        self._counter = int(state["counter"])
+
+    # -- raw bits ------------------------------------------------------------------------------
+    def _words(self, n: int) -> Any:
+        nblocks = (n + 3) // 4
+        with self._lock:
+            start = self._counter
+            self._counter += nblocks
+        if _has_numpy():
+            return _philox_numpy(self._key, start, nblocks)[:n]
+        return _philox_python(self._key, start, nblocks)[:n]
+
+    def _uniform_host(self, n: int, dtype: D.DType) -> Any:
+        """n floats in [0, 1) as a NumPy float64 array (or a list)."""
+        if dtype is D.float64:
+            w = self._words(2 * n)
+            if _has_numpy():
+                import numpy as np
+
+                a = (w[0::2] >> np.uint32(5)).astype(np.float64)
+                b = (w[1::2] >> np.uint32(6)).astype(np.float64)
+                return (a * 67108864.0 + b) / 9007199254740992.0
+            return [((w[2 * i] >> 5) * 67108864.0 + (w[2 * i + 1] >> 6)) / 9007199254740992.0
+                    for i in range(n)]
+        w = self._words(n)
+        if _has_numpy():
+            import numpy as np
+
+            return (w >> np.uint32(8)).astype(np.float64) / 16777216.0
+        return [(x >> 8) / 16777216.0 for x in w]
+
+    def _to_backend(self, values: Any, shape: tuple[int, ...], dtype: D.DType,
+                    backend: Any) -> Tensor:
+        from .backends import get_backend
+        from .ops.creation import HostList
+
+        be = get_backend(backend)
+        if _has_numpy():
+            import numpy as np
+
+            from .backends.numpy_backend import TO_NUMPY
+
+            arr = np.asarray(values).astype(TO_NUMPY[dtype]).reshape(shape)
+            return be.from_host(arr, dtype, copy=False)
+        cast = float if dtype.kind == "f" else int
+        return be.from_host(HostList([cast(v) for v in values], shape, dtype), dtype, copy=False)
+
+    # -- distributions --------------------------------------------------------------------------
+    def uniform(self, shape: Any = (), low: float = 0.0, high: float = 1.0,
+                dtype: Any = "float32", backend: Any = None) -> Tensor:
+        """Uniform on ``[low, high)``."""
+        shape, dt = _shape(shape), as_dtype(dtype)
+        if not low < high:
+            raise ValueError(f"uniform: need low < high, got low={low}, high={high}")
+        n = _size(shape)
+        u = self._uniform_host(n, dt)
+        if _has_numpy():
+            vals = low + (high - low) * u
+            if dt is D.float32:
+                import numpy as np
+
+                vals = np.minimum(vals.astype(np.float32), np.nextafter(np.float32(high),
+                                                                        np.float32(low)))
+        else:
+            vals = [low + (high - low) * x for x in u]
+        return self._to_backend(vals, shape, dt, backend)
+
+    def normal(self, shape: Any = (), mean: float = 0.0, std: float = 1.0,
+               dtype: Any = "float32", backend: Any = None) -> Tensor:
+        """Normal(mean, std), by the Box-Muller transform of 53-bit uniforms."""
+        shape, dt = _shape(shape), as_dtype(dtype)
+        if std < 0:
+            raise ValueError(f"normal: std must be >= 0, got {std}")
+        z = self._std_normal_host(_size(shape))
+        vals = mean + std * z if _has_numpy() else [mean + std * v for v in z]
+        return self._to_backend(vals, shape, dt, backend)
+
+    def _std_normal_host(self, n: int) -> Any:
+        u = self._uniform_host(2 * n, D.float64)
+        if _has_numpy():
+            import numpy as np
+
+            u1, u2 = u[0::2], u[1::2]
+            return np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+        return [math.sqrt(-2.0 * math.log1p(-u[2 * i])) * math.cos(2.0 * math.pi * u[2 * i + 1])
+                for i in range(n)]
+
+    def truncated_normal(self, shape: Any = (), mean: float = 0.0, std: float = 1.0,
+                         lower: float = -2.0, upper: float = 2.0, dtype: Any = "float32",
+                         backend: Any = None) -> Tensor:
+        """Normal(mean, std) restricted to ``[mean + lower*std, mean + upper*std]``
+        (rejection sampling: redraw outside values)."""
+        shape, dt = _shape(shape), as_dtype(dtype)
+        n = _size(shape)
+        if not lower < upper:
+            raise ValueError("truncated_normal: need lower < upper")
+        kept: list[float] = []
+        while len(kept) < n:
+            z = self._std_normal_host(max(16, 2 * (n - len(kept))))
+            kept.extend(float(v) for v in z if lower <= v <= upper)
+        vals = [mean + std * v for v in kept[:n]]
+        return self._to_backend(vals, shape, dt, backend)
+
+    def integers(self, low: int, high: int | None = None, shape: Any = (),
+                 dtype: Any = "int32", backend: Any = None) -> Tensor:
+        """Uniform integers in ``[low, high)`` (``integers(n)`` draws from ``[0, n)``)."""
+        if high is None:
+            low, high = 0, low
+        if not low < high:
+            raise ValueError(f"integers: need low < high, got {low}, {high}")
+        shape = _shape(shape)
+        u = self._uniform_host(_size(shape), D.float64)
+        span = high - low
+        vals = [low + min(int(x * span), span - 1) for x in (u.tolist() if _has_numpy() else u)]
+        return self._to_backend(vals, shape, as_dtype(dtype), backend)
+
+    def bernoulli(self, p: float = 0.5, shape: Any = (), dtype: Any = "float32",
+                  backend: Any = None) -> Tensor:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"bernoulli: p must be in [0, 1], got {p}")
+        shape = _shape(shape)
+        u = self._uniform_host(_size(shape), D.float64)
+        vals = [1 if x < p else 0 for x in (u.tolist() if _has_numpy() else u)]
+        return self._to_backend(vals, shape, as_dtype(dtype), backend)
+
+    def permutation(self, n: int) -> list[int]:
+        """A random permutation of ``range(n)`` (Fisher-Yates), as a Python list."""
+        u = self._uniform_host(n, D.float64)
+        u = u.tolist() if _has_numpy() else u
+        perm = list(range(n))
+        for i in range(n - 1, 0, -1):
+            j = min(int(u[i] * (i + 1)), i)
+            perm[i], perm[j] = perm[j], perm[i]
+        return perm
+
+    def split(self, n: int = 2) -> list[Generator]:
+        """``n`` independent generators whose keys are drawn from this stream."""
+        words = self._words(2 * n)
+        words = words.tolist() if _has_numpy() else words
+        kids = []
+        for i in range(n):
+            g = Generator(0)
+            g._key = (int(words[2 * i]), int(words[2 * i + 1]))
+            kids.append(g)
+        return kids
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(d) for d in shape)
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+_default = Generator(0)
+
+
+def default_generator() -> Generator:
+    return _default
+
+
+def seed(value: int) -> Generator:
+    """Reset the default generator to ``value``; returns it."""
+    global _default
+    _default = Generator(value)
+    return _default
+
+
+def normal(shape: Any = (), mean: float = 0.0, std: float = 1.0, dtype: Any = "float32",
+           backend: Any = None, generator: Generator | None = None) -> Tensor:
+    return (generator or _default).normal(shape, mean, std, dtype, backend)
+
+
+def uniform(shape: Any = (), low: float = 0.0, high: float = 1.0, dtype: Any = "float32",
+            backend: Any = None, generator: Generator | None = None) -> Tensor:
+    return (generator or _default).uniform(shape, low, high, dtype, backend)
