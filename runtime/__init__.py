@@ -42,7 +42,7 @@ from .errors import (
     TensorBridgeError,
 )
 from .kernels import KERNEL_NAMES, kernel_table, register_kernel
-from .memory import dispose, keep, memory, tidy
+from .lifetime import dispose, keep, memory, tidy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten

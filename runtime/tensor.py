@@ -11,14 +11,14 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from . import memory as _memory
+from . import lifetime as _lifetime
 from .dtypes import DType
 from .errors import DisposedTensorError
 
 if TYPE_CHECKING:
     from .backends.base import Backend
 
-__all__ = ["Tensor"]
+__all__ = ["ConcreteTensor", "Tensor"]
 
 _next_id = itertools.count(1).__next__
 
@@ -53,14 +53,6 @@ class Tensor:
     __array_ufunc__ = None
 
     # -- lifetime ---------------------------------------------------------------------------
-    def __del__(self) -> None:
-        data = self._data
-        if data is not None and data.__class__ is not _Disposed:
-            try:
-                self.backend._release(self.data_id)
-            except Exception:  # interpreter shutdown: the backend may already be gone
-                pass
-
     def dispose(self) -> None:
         """Release this tensor's buffer now. Safe to call twice."""
         data = self._data
@@ -319,17 +311,33 @@ def _format_values(t: Tensor) -> str:
         return repr(t.tolist())
 
 
+class ConcreteTensor(Tensor):
+    """A tensor that owns a reference to a backend buffer (what ops return outside of
+    differentiation). Tracers, the values seen inside ``grad``/``jvp``, share the Tensor API but
+    own nothing, so only this class pays for a finalizer."""
+
+    __slots__ = ()
+
+    def __del__(self) -> None:
+        data = self._data
+        if data.__class__ is not _Disposed:
+            try:
+                self.backend._release(self.data_id)
+            except Exception:  # interpreter shutdown: the backend may already be gone
+                pass
+
+
 def make_tensor(backend: Backend, raw: Any, shape: tuple, dtype: DType, data_id: int) -> Tensor:
     """Create the Tensor object for a raw buffer (backends call this; users call ``tensor``)."""
-    t = object.__new__(Tensor)
+    t = object.__new__(ConcreteTensor)
     t.id = _next_id()
     t._data = raw
     t.backend = backend
     t.data_id = data_id
     t.shape = shape
     t.dtype = dtype
-    if _memory.open_scopes:
-        _memory.record(t)
+    if _lifetime.open_scopes:
+        _lifetime.record(t)
     return t
 
 

@@ -89,7 +89,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             if isinstance(o, ReverseTracer) and o._trace is trace:
                 roots.append((o._node, g))
         flat_in = [t for group in in_leaves for t in group]
-        grads = backward(roots, [t._node for t in flat_in]) if roots else [None] * len(flat_in)
+        grads = (backward(trace, roots, [t._node for t in flat_in]) if roots
+                 else [None] * len(flat_in))
         out, k = [], 0
         for group, td in zip(in_leaves, in_defs):
             gs = []

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..tensor import _next_id
 from .primitive import Primitive, Trace, Tracer, bind
 
 __all__ = ["ForwardTrace", "ForwardTracer", "jvp_from_vjp"]
@@ -23,11 +22,9 @@ def new_forward_tracer(primal: Any, trace: Trace, tangent: Any) -> ForwardTracer
     t._primal = primal
     t._trace = trace
     t._tangent = tangent
-    t.id = _next_id()
     t.shape = primal.shape
     t.dtype = primal.dtype
     t.backend = primal.backend
-    t.data_id = primal.data_id
     return t
 
 
@@ -74,7 +71,7 @@ def jvp_from_vjp(vjp_rule: Any) -> Any:
         out = vjp_rule(g0, ans, *args, **params)
         if not (isinstance(out, ReverseTracer) and out._trace is trace):
             return None  # the cotangent does not depend on g: derivative is zero
-        (res,) = backward([(out._node, t)], [g0._node])
+        (res,) = backward(trace, [(out._node, t)], [g0._node])
         return res
 
     return rule

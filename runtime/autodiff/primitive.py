@@ -109,6 +109,14 @@ class Tracer(Tensor):
     _primal: Tensor
     _trace: Trace
 
+    @property  # type: ignore[override]
+    def id(self) -> int:
+        return self._primal.id
+
+    @property  # type: ignore[override]
+    def data_id(self) -> int:
+        return self._primal.data_id
+
     def numpy(self) -> Any:
         return self._primal.numpy()
 

@@ -1,28 +1,24 @@
 """Reverse mode: record a graph of primitive calls, then pull cotangents back through it.
 
 Each traced primitive call becomes a :class:`Node` that keeps its inputs, output and the nodes of
-its traced inputs. ``backward`` visits the nodes reachable from the output in decreasing creation
-order (a valid reverse topological order, since inputs are always created before outputs) and
-applies the VJP rules. Rules are bound like any op, so an enclosing trace records them too: this
-is how higher derivatives and forward-over-reverse products work.
+its traced inputs, and is appended to its trace's tape. ``backward`` walks the tape from the end
+(a valid reverse topological order: inputs are always recorded before outputs), skipping nodes no
+cotangent reached, and applies the VJP rules. Cotangents live on the nodes while the walk runs.
+Rules are bound like any op, so an enclosing trace records them too: this is how higher
+derivatives and forward-over-reverse products work.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from ..tensor import _next_id
 from .primitive import Primitive, Trace, Tracer, bind
 
 __all__ = ["Node", "ReverseTrace", "ReverseTracer", "backward"]
 
-_seq = itertools.count().__next__
-
-
 class Node:
-    __slots__ = ("args", "ans", "params", "parents", "prim", "seq")
+    __slots__ = ("ans", "args", "g", "params", "parents", "prim")
 
     def __init__(
         self,
@@ -37,7 +33,7 @@ class Node:
         self.params = params
         self.ans = ans
         self.parents = parents
-        self.seq = _seq()
+        self.g: Any = None  # cotangent accumulated during a backward walk
 
 
 class ReverseTracer(Tracer):
@@ -52,16 +48,18 @@ def new_reverse_tracer(primal: Any, trace: Trace, node: Node) -> ReverseTracer:
     t._primal = primal
     t._trace = trace
     t._node = node
-    t.id = _next_id()
     t.shape = primal.shape
     t.dtype = primal.dtype
     t.backend = primal.backend
-    t.data_id = primal.data_id
     return t
 
 
 class ReverseTrace(Trace):
-    __slots__ = ()
+    __slots__ = ("tape",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tape: list[Node] = []
 
     def leaf(self, value: Any) -> ReverseTracer:
         return new_reverse_tracer(value, self, Node(None, (), {}, value, []))
@@ -69,64 +67,67 @@ class ReverseTrace(Trace):
     def process(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         primals = list(args)
         parents: list[tuple[int, Node]] = []
-        for i, a in enumerate(args):
-            if isinstance(a, ReverseTracer) and a._trace is self:
-                primals[i] = a._primal
-                parents.append((i, a._node))
-        ans = bind(prim, primals, params)
+        lower = False  # does a tracer of an enclosing transformation remain?
+        i = 0
+        for a in args:
+            if isinstance(a, Tracer):
+                if a._trace is self:
+                    p = a._primal
+                    primals[i] = p
+                    parents.append((i, a._node))
+                    if isinstance(p, Tracer):
+                        lower = True
+                else:
+                    lower = True
+            i += 1
+        ans = bind(prim, primals, params) if lower else prim.impl(*primals, **params)
         if not parents or ans.dtype.kind != "f":
             return ans  # integer/bool outputs (comparisons, argmax) carry no gradient
-        for i, _ in parents:
-            prim.vjp_rule(i)  # fail at the op that cannot be differentiated, not later
-        return new_reverse_tracer(ans, self, Node(prim, primals, params, ans, parents))
-
-
-def backward(roots: Sequence[tuple[Node, Any]], wanted: Sequence[Node]) -> list[Any]:
-    """Cotangents of the ``wanted`` nodes given ``(node, cotangent)`` pairs for the outputs.
-
-    A missing cotangent (None) stands for zero and costs nothing.
-    """
-    seen: dict[int, Node] = {}
-    stack = []
-    for node, _ in roots:
-        if id(node) not in seen:
-            seen[id(node)] = node
-            stack.append(node)
-    while stack:
-        node = stack.pop()
-        for _, p in node.parents:
-            if id(p) not in seen:
-                seen[id(p)] = p
-                stack.append(p)
-    order = sorted(seen.values(), key=_by_seq, reverse=True)
-    grads: dict[int, Any] = {}
-    for node, g in roots:
-        if g is not None:
-            prev = grads.get(id(node))
-            grads[id(node)] = g if prev is None else prev + g
-    for node in order:
-        prim = node.prim
-        if prim is None:
-            continue  # a leaf: keep its cotangent for the caller
-        gn = grads.pop(id(node), None)
-        if gn is None:
-            continue
-        args = node.args
-        params = node.params
-        ans = node.ans
         rules = prim.vjp_rules
-        for i, parent in node.parents:
-            gi = rules[i](gn, ans, *args, **params)
-            if gi is None:
+        for i, _ in parents:
+            if i >= len(rules) or rules[i] is None:
+                prim.vjp_rule(i)  # raises at the op that cannot be differentiated
+        node = Node(prim, primals, params, ans, parents)
+        self.tape.append(node)
+        return new_reverse_tracer(ans, self, node)
+
+
+def backward(trace: ReverseTrace, roots: Sequence[tuple[Node, Any]],
+             wanted: Sequence[Node]) -> list[Any]:
+    """Cotangents of the ``wanted`` nodes given ``(node, cotangent)`` pairs for outputs of
+    ``trace``. A missing cotangent (None) stands for zero and costs nothing."""
+    touched: list[Node] = []
+    try:
+        for node, g in roots:
+            if g is not None:
+                node.g = g if node.g is None else node.g + g
+                touched.append(node)
+        for w in wanted:
+            touched.append(w)
+        tape = trace.tape
+        for k in range(len(tape) - 1, -1, -1):
+            node = tape[k]
+            gn = node.g
+            if gn is None:
                 continue
-            pk = id(parent)
-            prev = grads.get(pk)
-            grads[pk] = gi if prev is None else prev + gi
-    return [grads.get(id(n)) for n in wanted]
-
-
-def _by_seq(node: Node) -> int:
-    return node.seq
+            node.g = None
+            args = node.args
+            params = node.params
+            ans = node.ans
+            rules = node.prim.vjp_rules
+            for i, parent in node.parents:
+                gi = rules[i](gn, ans, *args, **params)
+                if gi is None:
+                    continue
+                prev = parent.g
+                parent.g = gi if prev is None else prev + gi
+        return [w.g for w in wanted]
+    finally:
+        for n in touched:
+            n.g = None
+        for n in trace.tape:  # only non-None after an exception mid-walk
+            if n.g is not None:
+                n.g = None
 
 
 def is_reverse_tracer_of(x: Any, trace: Trace) -> bool:

@@ -30,7 +30,7 @@ TO_NUMPY: dict[DType, Any] = {
     D.float64: np.dtype(np.float64),
 }
 FROM_NUMPY: dict[Any, DType] = {v: k for k, v in TO_NUMPY.items()}
-_SCALAR_TYPE = {d: t.type for d, t in TO_NUMPY.items()}
+_SCALAR_CACHE: dict[tuple[Any, DType], Any] = {}
 
 
 def numpy_dtype_to_runtime(npdtype: Any, argname: str = "data") -> DType:
@@ -63,7 +63,16 @@ class NumpyBackend(Backend):
             dtype = FROM_NUMPY[raw.dtype]
         except KeyError:
             dtype = numpy_dtype_to_runtime(raw.dtype, "kernel result")
-        return _make_tensor(self, raw, raw.shape, dtype, data_id)
+        t = _new(_Concrete)
+        t.id = _next_id()
+        t._data = raw
+        t.backend = self
+        t.data_id = data_id
+        t.shape = raw.shape
+        t.dtype = dtype
+        if _lifetime.open_scopes:
+            _lifetime.record(t)
+        return t
 
     def from_host(self, value: Any, dtype: DType | None = None, copy: bool = True) -> Tensor:
         npd = TO_NUMPY[dtype] if dtype is not None else None
@@ -92,10 +101,23 @@ class NumpyBackend(Backend):
         return raw
 
     def scalar(self, value: Any, dtype: DType) -> Any:
-        return _SCALAR_TYPE[dtype](value)
+        # A cached 0-d array: NumPy's fastest operand kind, and exact dtype on NumPy 1 and 2.
+        key = (value, dtype)
+        arr = _SCALAR_CACHE.get(key)
+        if arr is None:
+            arr = np.asarray(value, dtype=TO_NUMPY[dtype])
+            if value == value:  # NaN never compares equal: do not cache it
+                if len(_SCALAR_CACHE) > 4096:
+                    _SCALAR_CACHE.clear()
+                _SCALAR_CACHE[key] = arr
+        return arr
 
 
-from ..tensor import make_tensor as _make_tensor  # noqa: E402
+from .. import lifetime as _lifetime  # noqa: E402
+from ..tensor import ConcreteTensor as _Concrete  # noqa: E402
+from ..tensor import _next_id  # noqa: E402
+
+_new = object.__new__
 
 
 # --------------------------------------------------------------------------------------------

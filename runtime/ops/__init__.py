@@ -1,5 +1,7 @@
 """Every public op, one module per family. ``tensorbridge`` re-exports these names."""
 
+import types as _types
+
 from .activations import elu, gelu, log_softmax, relu, selu, softmax
 from .arithmetic import (
     add,
@@ -67,7 +69,7 @@ from .elementwise import (
     tanh,
 )
 from .indexing import IndexPlan, getitem, index_add, index_update, one_hot, take
-from .linalg import cholesky, matmul, tril, triangular_solve, triu
+from .linalg import cholesky, matmul, triangular_solve, tril, triu
 from .reduction import argmax, argmin, cumsum, logsumexp, max, mean, min, prod, sum
 from .shape import (
     broadcast_shapes,
@@ -82,8 +84,6 @@ from .shape import (
     transpose,
     unbroadcast,
 )
-
-import types as _types
 
 __all__ = [
     _n for _n, _v in list(globals().items())

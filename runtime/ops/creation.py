@@ -185,7 +185,9 @@ def _shape(shape: Any, op: str) -> tuple[int, ...]:
     try:
         out = tuple(int(d) for d in shape)
     except TypeError:
-        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}")
+        raise TypeError(
+            f"{op}: shape must be an int or a sequence of ints, got {shape!r}"
+        ) from None
     if any(d < 0 for d in out):
         raise ValueError(f"{op}: shape {out} has a negative dimension")
     return out

@@ -12,9 +12,8 @@ from typing import Any
 from .. import dtypes as D
 from ..backends import get_backend
 from ..dtypes import DType
-from ..errors import BackendMismatchError, MissingKernelError
+from ..errors import BackendMismatchError, DisposedTensorError, MissingKernelError
 from ..tensor import Tensor, _Disposed
-from ..errors import DisposedTensorError
 
 __all__ = [
     "as_tensor",
@@ -131,7 +130,9 @@ def as_tensor(x: Any, argname: str, like: Tensor | None = None, dtype: DType | N
     try:
         return tensor(x, dtype=dtype, backend=backend)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"{argname}: expected a tensor or array-like, got {type(x).__name__}: {e}")
+        raise TypeError(
+            f"{argname}: expected a tensor or array-like, got {type(x).__name__}: {e}"
+        ) from e
 
 
 def check_same_backend(op: str, *tensors: Tensor) -> None:

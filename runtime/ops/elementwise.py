@@ -108,7 +108,7 @@ def _float_unary(name: str) -> Callable[[Any], Tensor]:
     prim = _PRIMS[name]
 
     def op(x: Any) -> Tensor:
-        if x.__class__ is not Tensor:
+        if not isinstance(x, Tensor):
             x = as_tensor(x, "x")
         if x.dtype.kind != "f":
             x = cast(x, floating(x.dtype))
@@ -123,7 +123,7 @@ def _same_dtype_unary(name: str) -> Callable[[Any], Tensor]:
     prim = _PRIMS[name]
 
     def op(x: Any) -> Tensor:
-        if x.__class__ is not Tensor:
+        if not isinstance(x, Tensor):
             x = as_tensor(x, "x")
         return bind(prim, (x,), {})
 
@@ -150,12 +150,12 @@ erfc = _float_unary("erfc")
 lgamma = _float_unary("lgamma")
 digamma = _float_unary("digamma")
 negative = _same_dtype_unary("neg")
-abs = _same_dtype_unary("abs")  # noqa: A001 - the array API name
+abs = _same_dtype_unary("abs")
 sign = _same_dtype_unary("sign")
 square = _same_dtype_unary("square")
 floor = _same_dtype_unary("floor")
 ceil = _same_dtype_unary("ceil")
-round = _same_dtype_unary("round")  # noqa: A001
+round = _same_dtype_unary("round")
 isnan = _same_dtype_unary("isnan")
 isfinite = _same_dtype_unary("isfinite")
 negative.__name__ = "negative"

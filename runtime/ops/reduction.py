@@ -82,9 +82,9 @@ def _prod_others(x: Any, axis: tuple, ans: Any, keepdims: bool) -> Any:
         return _expand(ans, x, axis, keepdims) / x
     # Zeros present: move the reduced axes last, flatten them to n, and take the product of
     # each row with element i replaced by 1 (exact, O(n^2) memory, differentiable again).
+    from .arithmetic import where
     from .creation import eye
     from .shape import transpose
-    from .arithmetic import where
 
     keep = [i for i in range(x.ndim) if i not in axis]
     perm = keep + list(axis)
@@ -93,7 +93,7 @@ def _prod_others(x: Any, axis: tuple, ans: Any, keepdims: bool) -> Any:
     n = 1
     for a in axis:
         n *= x.shape[a]
-    rows = reshape(xt, lead + (1, n))
+    rows = reshape(xt, (*lead, 1, n))
     mask = eye(n, dtype="bool", backend=x.backend)
     others = prod(where(mask, 1.0, rows), axis=-1)  # lead + (n,)
     others = reshape(others, lead + tuple(x.shape[a] for a in axis))
@@ -133,10 +133,10 @@ def _reducer(name: str, prim: Primitive, float_only: bool = False):
     return op
 
 
-sum = _reducer("sum", _sum)  # noqa: A001
+sum = _reducer("sum", _sum)
 prod = _reducer("prod", _prod)
-max = _reducer("max", _max)  # noqa: A001
-min = _reducer("min", _min)  # noqa: A001
+max = _reducer("max", _max)
+min = _reducer("min", _min)
 logsumexp = _reducer("logsumexp", _lse, float_only=True)
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..autodiff.primitive import Primitive, bind
-from ..errors import BackendMismatchError, ShapeError
+from ..errors import BackendMismatchError, DisposedTensorError, ShapeError
 from ..tensor import Tensor, _Disposed
-from ..errors import DisposedTensorError
 from .dispatch import as_tensor, kernel_impl, unary_impl
 
 __all__ = [
@@ -105,7 +104,7 @@ def expand_dims(x: Any, axis: int) -> Tensor:
     if not -nd <= axis < nd:
         raise ValueError(f"expand_dims: axis {axis} is out of range for a result of rank {nd}")
     axis %= nd
-    return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
+    return reshape(x, (*x.shape[:axis], 1, *x.shape[axis:]))
 
 
 def squeeze(x: Any, axis: Any = None) -> Tensor:
