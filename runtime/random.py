@@ -52,18 +52,23 @@ def _philox_numpy(key: tuple[int, int], start: int, nblocks: int) -> Any:
     return out.reshape(-1)
 
 
+def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tuple[int, ...]:
+    """One Philox-4x32-10 block: four 32-bit words from a 128-bit counter and a 64-bit key."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & _MASK32, (p0 >> 32) ^ c3 ^ k1, p0 & _MASK32
+        k0 = (k0 + _W0) & _MASK32
+        k1 = (k1 + _W1) & _MASK32
+    return c0, c1, c2, c3
+
+
 def _philox_python(key: tuple[int, int], start: int, nblocks: int) -> list[int]:
     out: list[int] = []
     for i in range(start, start + nblocks):
-        c0, c1, c2, c3 = i & _MASK32, (i >> 32) & _MASK32, 0, 0
-        k0, k1 = key
-        for _ in range(10):
-            p0 = _M0 * c0
-            p1 = _M1 * c2
-            c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & _MASK32, (p0 >> 32) ^ c3 ^ k1, p0 & _MASK32
-            k0 = (k0 + _W0) & _MASK32
-            k1 = (k1 + _W1) & _MASK32
-        out.extend((c0, c1, c2, c3))
+        out.extend(philox4x32((i & _MASK32, (i >> 32) & _MASK32, 0, 0), key))
     return out
 
 
