@@ -63,7 +63,8 @@ KERNEL_NAMES: dict[str, str] = {
     "updates added at index (duplicates accumulate)",
     "one_hot": "(indices, *, depth: int, dtype)",
     # linear algebra (batched over leading dims)
-    "matmul": "(a, b) -> a @ b with broadcast batch dims, both ndim >= 2",
+    "matmul": "(a, b) -> a @ b, NumPy semantics: a 1-d operand is a vector (never both), "
+    "batch dims broadcast",
     "cholesky": "(a) -> lower factor",
     "triangular_solve": "(a, b, *, lower: bool, transpose_a: bool) -> solve(op(a), b)",
     # creation and host transfer

@@ -108,6 +108,9 @@ class Generator:
 
     # -- raw bits ------------------------------------------------------------------------------
     def _words(self, n: int) -> Any:
+        from .staging import note_concretization
+
+        note_concretization("a random number was drawn")  # a staged replay would repeat it
         nblocks = (n + 3) // 4
         with self._lock:
             start = self._counter

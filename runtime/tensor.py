@@ -66,6 +66,17 @@ class Tensor:
         return self._data.__class__ is _Disposed
 
     def _raw(self) -> Any:
+        """The backend buffer, for reading values (a staged recording notes the read)."""
+        data = self._data
+        if data.__class__ is _Disposed:
+            raise DisposedTensorError(self.id)
+        if _prim.recorder is not None:
+            from .staging import note_concretization
+
+            note_concretization(f"a value of tensor {self.id} with shape {self.shape} was read")
+        return data
+
+    def _raw_unchecked(self) -> Any:
         data = self._data
         if data.__class__ is _Disposed:
             raise DisposedTensorError(self.id)
@@ -306,7 +317,8 @@ def _format_values(t: Tensor) -> str:
     try:
         import numpy as np
 
-        return np.array2string(t.numpy(), separator=", ", threshold=50, precision=6)
+        return np.array2string(t.numpy(), separator=", ", threshold=50, precision=6,
+                               prefix="Tensor(")
     except ImportError:
         return repr(t.tolist())
 
@@ -342,3 +354,4 @@ def make_tensor(backend: Backend, raw: Any, shape: tuple, dtype: DType, data_id:
 
 
 from . import ops as _ops  # noqa: E402  (operators need the op functions; ops needs Tensor)
+from .autodiff import core as _prim  # noqa: E402

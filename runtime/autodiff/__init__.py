@@ -2,8 +2,8 @@
 
 from .api import grad, hessian, hvp, jacfwd, jacobian, jvp, value_and_grad, vjp
 from .check import check_grads
+from .core import Primitive, Tracer
 from .custom import CustomPrimitive, primitive
-from .primitive import Primitive, Tracer
 
 __all__ = [
     "CustomPrimitive",

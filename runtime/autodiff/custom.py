@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
-from .primitive import Primitive, bind
+from .core import Primitive, bind
 
 __all__ = ["CustomPrimitive", "primitive"]
 

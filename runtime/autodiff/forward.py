@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .primitive import Primitive, Trace, Tracer, bind
+from .core import Primitive, Trace, Tracer, bind
 
 __all__ = ["ForwardTrace", "ForwardTracer", "jvp_from_vjp"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .primitive import Primitive, Trace, Tracer, bind
+from . import core as _pm
+from .core import Primitive, Trace, Tracer, bind
 
 __all__ = ["Node", "ReverseTrace", "ReverseTracer", "backward"]
 
@@ -80,7 +81,8 @@ class ReverseTrace(Trace):
                 else:
                     lower = True
             i += 1
-        ans = bind(prim, primals, params) if lower else prim.impl(*primals, **params)
+        ans = bind(prim, primals, params) if lower or _pm.recorder else prim.impl(*primals,
+                                                                                 **params)
         if not parents or ans.dtype.kind != "f":
             return ans  # integer/bool outputs (comparisons, argmax) carry no gradient
         rules = prim.vjp_rules

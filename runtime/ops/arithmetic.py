@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff.primitive import Primitive, bind
+from ..autodiff.core import Primitive, bind
 from ..errors import BackendMismatchError, ShapeError
 from ..tensor import Tensor
 from .dispatch import as_tensor, binary_impl, is_scalar, kernel_impl, unary_impl

@@ -61,6 +61,8 @@ def unary_impl(kernel: str):
         return be.wrap(k(data, **params))
 
     impl.__name__ = f"{kernel}_impl"
+    impl.kernel_name = kernel  # type: ignore[attr-defined]  (read by staging)
+    impl.kernel_kind = "unary"  # type: ignore[attr-defined]
     return impl
 
 
@@ -92,6 +94,8 @@ def binary_impl(kernel: str):
         return be.wrap(k(xd, yd))
 
     impl.__name__ = f"{kernel}_impl"
+    impl.kernel_name = kernel  # type: ignore[attr-defined]
+    impl.kernel_kind = "binary"  # type: ignore[attr-defined]
     return impl
 
 
@@ -112,6 +116,8 @@ def kernel_impl(kernel: str):
         return be.wrap(_lookup(be, kernel)(*raw, **params))
 
     impl.__name__ = f"{kernel}_impl"
+    impl.kernel_name = kernel  # type: ignore[attr-defined]
+    impl.kernel_kind = "nary"  # type: ignore[attr-defined]
     return impl
 
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..autodiff.primitive import Primitive, bind
+from ..autodiff.core import Primitive, bind
 from ..dtypes import DType, as_dtype
 from ..tensor import Tensor
 from .dispatch import as_tensor, floating, unary_impl

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff.primitive import Primitive, bind, primal_value
+from ..autodiff.core import Primitive, bind, primal_value
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .dispatch import as_tensor, unary_impl

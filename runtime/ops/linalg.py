@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff.primitive import Primitive, bind
+from ..autodiff.core import Primitive, bind
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .arithmetic import where
@@ -27,19 +27,37 @@ def _mT(x: Any) -> Any:
     return swapaxes(x, -1, -2)
 
 
+def _matmul_vjp_a(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    if a.ndim == 1:  # (n,) @ (..., n, k): g is (..., k) -> b g
+        ga = matmul(b, g) if g.ndim == 1 else squeeze(matmul(b, expand_dims(g, -1)), -1)
+        return unbroadcast(ga, a.shape)
+    if b.ndim == 1:  # (..., m, n) @ (n,): g is (..., m) -> outer(g, b)
+        return unbroadcast(matmul(expand_dims(g, -1), expand_dims(b, 0)), a.shape)
+    return unbroadcast(matmul(g, _mT(b)), a.shape)
+
+
+def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    if b.ndim == 1:  # (..., m, n) @ (n,): g is (..., m) -> a^T g
+        gb = matmul(g, a) if g.ndim == 1 else squeeze(matmul(expand_dims(g, -2), a), -2)
+        return unbroadcast(gb, b.shape)
+    if a.ndim == 1:  # (n,) @ (..., n, k): g is (..., k) -> outer(a, g)
+        return unbroadcast(matmul(expand_dims(a, -1), expand_dims(g, -2)), b.shape)
+    return unbroadcast(matmul(_mT(a), g), b.shape)
+
+
 _matmul = Primitive("matmul", kernel_impl("matmul"))
-_matmul.defvjp(
-    lambda g, ans, a, b: unbroadcast(matmul(g, _mT(b)), a.shape),
-    lambda g, ans, a, b: unbroadcast(matmul(_mT(a), g), b.shape),
-)
+_matmul.defvjp(_matmul_vjp_a, _matmul_vjp_b)
 _matmul.defjvp(lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t))
 
 
 def matmul(a: Any, b: Any) -> Tensor:
     """Matrix product with NumPy semantics: 1-d operands are vectors, leading dims batch."""
-    a = as_tensor(a, "a", like=b if isinstance(b, Tensor) else None)
-    b = as_tensor(b, "b", like=a)
-    check_same_backend("matmul", a, b)
+    if not isinstance(a, Tensor):
+        a = as_tensor(a, "a", like=b if isinstance(b, Tensor) else None)
+    if not isinstance(b, Tensor):
+        b = as_tensor(b, "b", like=a)
+    if a.backend is not b.backend:
+        check_same_backend("matmul", a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(
             f"matmul: operands must have at least one dimension, got shapes {list(a.shape)} "
@@ -50,29 +68,24 @@ def matmul(a: Any, b: Any) -> Tensor:
         a, b = cast(a, dt), cast(b, dt)
     if a.dtype is D.bool_:
         a, b = cast(a, D.int32), cast(b, D.int32)
-    va, vb = a.ndim == 1, b.ndim == 1
-    if va:
-        a = expand_dims(a, 0)
-    if vb:
-        b = expand_dims(b, -1)
-    if a.shape[-1] != b.shape[-2]:
+    k_a = a.shape[-1]
+    k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if k_a != k_b:
         raise ShapeError(
             f"matmul: inner dimensions differ: a has shape {list(a.shape)} "
-            f"(columns {a.shape[-1]}), b has shape {list(b.shape)} (rows {b.shape[-2]})"
+            f"(columns {k_a}), b has shape {list(b.shape)} (rows {k_b})"
         )
-    try:
-        broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ShapeError:
-        raise ShapeError(
-            f"matmul: batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} cannot be "
-            f"broadcast"
-        ) from None
-    out = bind(_matmul, (a, b), {})
-    if va:
-        out = squeeze(out, -2)
-    if vb:
-        out = squeeze(out, -1)
-    return out
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ShapeError:
+            raise ShapeError(
+                f"matmul: batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} "
+                f"cannot be broadcast"
+            ) from None
+    if a.ndim == 1 and b.ndim == 1:  # inner product: keep kernels on matrices
+        return squeeze(bind(_matmul, (expand_dims(a, 0), b), {}), -1)
+    return bind(_matmul, (a, b), {})
 
 
 # -- triangle masks -----------------------------------------------------------------------------

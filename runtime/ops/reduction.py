@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff.primitive import Primitive, bind, primal_value
+from ..autodiff.core import Primitive, bind, primal_value
 from ..tensor import Tensor
 from .dispatch import as_tensor, normalize_axes, unary_impl
 from .elementwise import cast, exp
@@ -34,6 +34,8 @@ def _expand(g: Any, x: Any, axis: tuple[int, ...], keepdims: bool) -> Any:
 
 
 def _sum_vjp(g: Any, ans: Any, x: Any, *, axis: tuple, keepdims: bool) -> Any:
+    if len(axis) == x.ndim or axis == tuple(range(len(axis))):
+        return broadcast_to(g, x.shape)  # leading axes: g broadcasts as it is
     return broadcast_to(_expand(g, x, axis, keepdims), x.shape)
 
 

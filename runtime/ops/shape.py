@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autodiff.primitive import Primitive, bind
+from ..autodiff.core import Primitive, bind
 from ..errors import BackendMismatchError, DisposedTensorError, ShapeError
 from ..tensor import Tensor, _Disposed
 from .dispatch import as_tensor, kernel_impl, unary_impl
@@ -51,6 +51,8 @@ def _reshape_impl(x: Tensor, *, shape: tuple[int, ...]) -> Tensor:
     return be.share(x, raw, shape)
 
 
+_reshape_impl.kernel_name = "reshape"  # type: ignore[attr-defined]
+_reshape_impl.kernel_kind = "unary"  # type: ignore[attr-defined]
 _reshape = Primitive("reshape", _reshape_impl)
 _reshape.defvjp(lambda g, ans, x, *, shape: reshape(g, x.shape))
 _reshape.defjvp(lambda t, ans, x, *, shape: reshape(t, shape))

@@ -137,6 +137,10 @@ class Tracer(Tensor):
         return f"{type(self).__name__}({self._primal!r})"
 
 
+# The staging recorder (runtime/staging.py) while a compiled function is being traced, else None.
+recorder: Any = None
+
+
 def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     top: Trace | None = None
     for a in args:
@@ -145,7 +149,9 @@ def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
             if top is None or t.level > top.level:
                 top = t
     if top is None:
-        return prim.impl(*args, **params)
+        if recorder is None:
+            return prim.impl(*args, **params)
+        return recorder.call(prim, args, params)
     return top.process(prim, args, params)
 
 
