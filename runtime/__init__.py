@@ -22,6 +22,7 @@ from .autodiff import (
     primitive,
     value_and_grad,
     vjp,
+    vmap,
 )
 from .backends import (
     Backend,
@@ -97,5 +98,6 @@ __all__ = [
     "use_backend",
     "value_and_grad",
     "vjp",
+    "vmap",
     *_ops_all,
 ]

@@ -1,6 +1,7 @@
 """Automatic differentiation: reverse and forward mode over primitives, composable."""
 
 from .api import grad, hessian, hvp, jacfwd, jacobian, jvp, value_and_grad, vjp
+from .batching import vmap
 from .check import check_grads
 from .core import Primitive, Tracer
 from .custom import CustomPrimitive, primitive
@@ -19,4 +20,5 @@ __all__ = [
     "primitive",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]
