@@ -42,6 +42,16 @@ from .errors import (
     ShapeError,
     TensorBridgeError,
 )
+from .graph import (
+    LazyArray,
+    Model,
+    as_data,
+    calculate,
+    distribution,
+    model,
+    normal,
+    variable,
+)
 from .kernels import KERNEL_NAMES, kernel_table, register_kernel
 from .lifetime import dispose, keep, memory, tidy
 from .ops import *  # noqa: F403 - the op namespace is the public API
@@ -58,6 +68,8 @@ __all__ = [
     "DType",
     "DisposedTensorError",
     "Generator",
+    "LazyArray",
+    "Model",
     "MissingKernelError",
     "NonDifferentiableError",
     "Primitive",
@@ -65,9 +77,12 @@ __all__ = [
     "Tensor",
     "TensorBridgeError",
     "Tracer",
+    "as_data",
     "bool_",
+    "calculate",
     "check_grads",
     "dispose",
+    "distribution",
     "dtypes",
     "float32",
     "float64",
@@ -85,6 +100,8 @@ __all__ = [
     "kernel_table",
     "list_backends",
     "memory",
+    "model",
+    "normal",
     "primitive",
     "random",
     "register_backend",
@@ -97,6 +114,7 @@ __all__ = [
     "tree_unflatten",
     "use_backend",
     "value_and_grad",
+    "variable",
     "vjp",
     "vmap",
     *_ops_all,

@@ -1,0 +1,268 @@
+"""Nodes of the model graph and the lazy arrays users hold.
+
+There are four kinds of node: **data** (known values), **variable** (unknown, to be inferred),
+**operation** (a primitive applied to other nodes) and **distribution** (a density over a target
+node, with parameter nodes). A :class:`LazyArray` is the handle a user computes with: it is a
+tracer of the graph trace, so every tensorbridge op applied to it records an operation node, with
+the shape and dtype inferred at that line from a *reference value* (data as given, variables at a
+feasible point of their support). Shape errors therefore surface where they are made, naming both
+shapes. Values that depend on a variable are unknown and print as ``?``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..autodiff.core import Primitive, Trace, Tracer, bind
+from ..tensor import Tensor
+from .bijectors import Bijector, Constraint, biject_to, from_bounds
+
+__all__ = [
+    "DataNode",
+    "DistributionNode",
+    "GraphNode",
+    "LazyArray",
+    "OperationNode",
+    "VariableNode",
+    "as_data",
+    "variable",
+]
+
+_ids = itertools.count(1).__next__
+
+
+class GraphNode:
+    """A node in the model DAG. ``parents`` are the nodes it reads; ``children`` read it."""
+
+    kind = "node"
+
+    def __init__(self, parents: Sequence[GraphNode], reference: Any, name: str | None) -> None:
+        self.id = _ids()
+        self.parents: list[GraphNode] = list(parents)
+        self.children: list[GraphNode] = []
+        self.reference = reference  # a concrete tensor of the node's shape and dtype
+        self.name = name
+        self.distribution: DistributionNode | None = None
+        for p in self.parents:
+            p.children.append(self)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.reference.shape)
+
+    @property
+    def dtype(self) -> Any:
+        return self.reference.dtype
+
+    @property
+    def known(self) -> bool:
+        """True when the value depends on data only."""
+        return all(p.known for p in self.parents)
+
+    def neighbours(self) -> list[GraphNode]:
+        out = [*self.parents, *self.children]
+        if self.distribution is not None:
+            out.append(self.distribution)
+        return out
+
+    def label(self) -> str:
+        return self.name or f"{self.kind}_{self.id}"
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} node {self.id} {list(self.shape)} {self.dtype}>"
+
+
+class DataNode(GraphNode):
+    kind = "data"
+
+    def __init__(self, value: Tensor, name: str | None = None) -> None:
+        super().__init__((), value, name)
+
+    @property
+    def known(self) -> bool:
+        return True
+
+    @property
+    def value(self) -> Tensor:
+        return self.reference
+
+
+class VariableNode(GraphNode):
+    kind = "variable"
+
+    def __init__(self, constraint: Constraint, shape: tuple[int, ...], dtype: Any,
+                 backend: Any, name: str | None = None) -> None:
+        from ..ops.creation import zeros
+
+        self.constraint = constraint
+        self.bijector: Bijector = biject_to(constraint)
+        reference = self.bijector.forward(zeros(shape, dtype, backend))
+        super().__init__((), reference, name)
+
+    @property
+    def known(self) -> bool:
+        return False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class OperationNode(GraphNode):
+    kind = "operation"
+
+    def __init__(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any],
+                 reference: Any) -> None:
+        # args: GraphNode for graph inputs, anything else is a constant
+        self.prim = prim
+        self.args = list(args)
+        self.params = params
+        super().__init__([a for a in args if isinstance(a, GraphNode)], reference, None)
+
+    def compute(self, values: dict[GraphNode, Any]) -> Any:
+        args = [values[a] if isinstance(a, GraphNode) else a for a in self.args]
+        return bind(self.prim, args, self.params)
+
+
+class DistributionNode(GraphNode):
+    """A density ``family`` with parameter arguments (nodes or constants) over ``target``."""
+
+    kind = "distribution"
+
+    def __init__(self, family: Any, params: dict[str, Any], target: GraphNode | None) -> None:
+        self.family = family
+        self.param_args = params
+        self.target = target
+        parents = [v for v in params.values() if isinstance(v, GraphNode)]
+        super().__init__(parents, None, None)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.target.shape if self.target is not None else ()
+
+    def neighbours(self) -> list[GraphNode]:
+        out = [*self.parents, *self.children]
+        if self.target is not None:
+            out.append(self.target)
+        return out
+
+    def log_prob(self, values: dict[GraphNode, Any]) -> Any:
+        params = {k: values[v] if isinstance(v, GraphNode) else v
+                  for k, v in self.param_args.items()}
+        return self.family.log_prob(values[self.target], **params)
+
+    def __repr__(self) -> str:
+        return f"<distribution node {self.id} {self.family.name}>"
+
+
+# -- lazy arrays: tracers of the graph trace ------------------------------------------------------
+class GraphTrace(Trace):
+    """The single trace that turns op calls on lazy arrays into operation nodes."""
+
+    __slots__ = ()
+
+    def process(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        refs = list(args)
+        node_args: list[Any] = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, LazyArray) and a._trace is self:
+                refs[i] = a._primal
+                node_args[i] = a.node
+        reference = bind(prim, refs, params)
+        node = OperationNode(prim, node_args, params, reference)
+        return _lazy(node, self)
+
+
+_GRAPH = GraphTrace()
+
+
+class LazyArray(Tracer):
+    """An array in a model: its value is computed later, for given variable values."""
+
+    __slots__ = ("node",)
+
+    node: GraphNode
+
+    def __repr__(self) -> str:
+        from .printing import format_lazy
+
+        return format_lazy(self)
+
+    # Lazy arrays have no value to read: refuse instead of leaking the reference point.
+    def numpy(self) -> Any:
+        if self.node.known:
+            return self._primal.numpy()
+        raise ValueError(
+            f"this {self.node.kind} array has no value yet (it depends on variables); use "
+            f"tensorbridge.calculate(array, values={{variable: value, ...}}) or fit a model"
+        )
+
+    def tolist(self) -> Any:
+        if self.node.known:
+            return self._primal.tolist()
+        self.numpy()
+
+    def _raw(self) -> Any:
+        self.numpy()
+        return self._primal._raw()
+
+    def observe(self, family: LazyArray) -> LazyArray:
+        """Give this data array a distribution: ``y.observe(tb.normal(mu, sd))``."""
+        from .model import distribution
+
+        distribution(self, family)
+        return self
+
+
+def _lazy(node: GraphNode, trace: GraphTrace = _GRAPH) -> LazyArray:
+    t = object.__new__(LazyArray)
+    t._data = None
+    t._primal = node.reference
+    t._trace = trace
+    t.node = node
+    t.shape = tuple(node.reference.shape)
+    t.dtype = node.reference.dtype
+    t.backend = node.reference.backend
+    return t
+
+
+def as_data(value: Any, name: str | None = None, dtype: Any = None,
+            backend: Any = None) -> LazyArray:
+    """Wrap known values (array-like) as a data array of the model."""
+    from ..ops.creation import tensor
+
+    if isinstance(value, LazyArray):
+        if value.node.kind != "data":
+            raise TypeError(f"as_data: value is already a {value.node.kind} array")
+        return value
+    return _lazy(DataNode(tensor(value, dtype=dtype, backend=backend), name))
+
+
+def variable(lower: float = -math.inf, upper: float = math.inf, dim: Any = (),
+             dtype: Any = "float64", name: str | None = None, backend: Any = None) -> LazyArray:
+    """An unknown array with support ``(lower, upper)``; ``dim`` is its shape (int or tuple).
+
+    It has a flat (improper) prior unless a distribution is assigned to it; samplers and
+    optimisers see it through a bijector onto R^n.
+    """
+    from ..dtypes import as_dtype
+
+    shape = (int(dim),) if isinstance(dim, int) else tuple(int(d) for d in dim)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"dim: dimensions must be >= 0, got {shape}")
+    dt = as_dtype(dtype)
+    if dt.kind != "f":
+        raise TypeError(f"dtype: variables must be floating point, got {dt}")
+    lower, upper = float(lower), float(upper)
+    if not lower < upper:
+        raise ValueError(f"lower/upper: need lower < upper, got lower={lower}, upper={upper}")
+    return _lazy(VariableNode(from_bounds(lower, upper), shape, dt, backend, name))
+
+
+def node_of(x: Any) -> GraphNode:
+    if isinstance(x, LazyArray):
+        return x.node
+    raise TypeError(f"expected a lazy array (data, variable or operation), got {type(x).__name__}")
