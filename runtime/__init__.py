@@ -56,6 +56,7 @@ from .kernels import KERNEL_NAMES, kernel_table, register_kernel
 from .lifetime import dispose, keep, memory, tidy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
+from .ppl import Draws, hmc, mcmc, nuts
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from .random import Generator
 from .tensor import Tensor
@@ -66,6 +67,7 @@ __all__ = [
     "BackendMismatchError",
     "CustomPrimitive",
     "DType",
+    "Draws",
     "DisposedTensorError",
     "Generator",
     "LazyArray",
@@ -89,6 +91,7 @@ __all__ = [
     "function",
     "get_backend",
     "grad",
+    "hmc",
     "hessian",
     "hvp",
     "int32",
@@ -99,9 +102,11 @@ __all__ = [
     "keep",
     "kernel_table",
     "list_backends",
+    "mcmc",
     "memory",
     "model",
     "normal",
+    "nuts",
     "primitive",
     "random",
     "register_backend",

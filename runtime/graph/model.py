@@ -312,14 +312,97 @@ class Model:
             self._compiled[key] = fn
         return fn(free)
 
+    # -- names and initial values -------------------------------------------------------------
+    def variable_names(self) -> list[str]:
+        """A name per variable: given names, else ``variable_<id>``; names must be unique."""
+        names = []
+        seen: dict[str, int] = {}
+        for v in self.variables:
+            base = v.name or f"variable_{v.id}"
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            names.append(base if k == 0 else f"{base}_{k}")
+        return names
+
+    def check_initial_values(self, values: dict[Any, Any], chain: int = 0) -> Any:
+        """Free state [n] (as NumPy) for initial values, naming any value off its support."""
+        import numpy as np
+
+        from ..ops.creation import tensor
+
+        by_node = {node_of(k): val for k, val in values.items()}
+        pieces = []
+        for v, name in zip(self.variables, self.variable_names()):
+            if v not in by_node:
+                pieces.append(np.random.default_rng(chain).uniform(-2, 2, v.size))
+                continue
+            x = tensor(by_node[v], dtype=v.dtype, backend=self.backend)
+            if tuple(x.shape) != v.shape:
+                try:
+                    x = ops.broadcast_to(x, v.shape)
+                except Exception:
+                    raise ValueError(
+                        f"initial_values: variable '{name}' has shape {list(v.shape)}, got "
+                        f"{list(x.shape)}"
+                    ) from None
+            inside = v.constraint.check(x)
+            if not bool(ops.sum(ops.cast(ops.logical_not(inside), "int32")) == 0):
+                raise ValueError(
+                    f"initial_values: variable '{name}' has values {x.tolist()} outside its "
+                    f"support {v.constraint}"
+                )
+            pieces.append(np.asarray(v.bijector.inverse(x).numpy(), dtype=np.float64).ravel())
+        return np.concatenate(pieces) if pieces else np.zeros(0)
+
+    def describe_infinite_density(self, free: Any) -> str:
+        """Which distribution terms are not finite at ``free``, named by target and variables."""
+        import numpy as np
+
+        free_t = self._as_free(free)
+        wanted = [t for d in self.distributions for t in (d.target, *d.parents)]
+        values, _ = self._values(free_t, wanted)
+        names = dict(zip(self.variables, self.variable_names()))
+        bad = []
+        for d in self.distributions:
+            lp = float(ops.sum(d.log_prob(values)))
+            if not np.isfinite(lp):
+                involved = sorted({names[n] for n in _ancestors([d.target, *d.parents],
+                                                                stop=set())
+                                   if n in names})
+                what = names.get(d.target, d.target.label())
+                bad.append(f"the {d.family.name} distribution of {what} has log density {lp}"
+                           + (f" (depends on {', '.join(involved)})" if involved else ""))
+        return "; ".join(bad) if bad else "the log-Jacobian is not finite"
+
     def evaluate(self, targets: Any, values: dict[Any, Any]) -> Any:
         """Values of lazy array(s) ``targets`` given values for the variables they need."""
         return calculate(targets, values=values)
 
 
-def model(*targets: Any) -> Model:
-    """Define a model from the arrays of interest (usually its parameters)."""
-    return Model(targets)
+def model(*targets: Any, **named: Any) -> Model:
+    """Define a model from the arrays of interest (usually its parameters).
+
+    Variables are named after the Python names they are bound to in the calling scope (as greta
+    uses R's argument names), or by keyword: ``model(mu=mu, tau=tau)``.
+    """
+    import sys
+
+    m = Model([*targets, *named.values()])
+    for k, v in named.items():
+        node_of(v).name = k
+    frame = sys._getframe(1)
+    scopes = [frame.f_locals, frame.f_globals]
+    for v in m.variables:
+        if v.name:
+            continue
+        for scope in scopes:
+            hit = next((k for k, x in scope.items()
+                        if isinstance(x, LazyArray) and x.node is v and not k.startswith("_")),
+                       None)
+            if hit:
+                v.name = hit
+                break
+    return m
 
 
 def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:

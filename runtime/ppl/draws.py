@@ -1,0 +1,141 @@
+"""Posterior draws: per-variable arrays ``(chains, draws, *shape)`` with a ``summary()`` table
+(mean, sd, quantiles, rank-normalised R-hat, bulk and tail ESS) and sampler statistics."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from .diagnostics import ess_bulk, ess_tail, rhat
+
+__all__ = ["Draws", "Summary"]
+
+
+class Summary:
+    """One row per scalar parameter; columns as attributes (lists) and as a printed table."""
+
+    columns = ("mean", "sd", "q5", "q50", "q95", "rhat", "ess_bulk", "ess_tail")
+
+    def __init__(self, rows: list[tuple[str, dict[str, float]]], divergences: int,
+                 n_draws: int, chains: int) -> None:
+        self.rows = rows
+        self.divergences = divergences
+        self.n_draws = n_draws
+        self.chains = chains
+
+    @property
+    def names(self) -> list[str]:
+        return [r[0] for r in self.rows]
+
+    def __getitem__(self, name: str) -> dict[str, float]:
+        for n, vals in self.rows:
+            if n == name:
+                return vals
+        raise KeyError(f"summary: no parameter {name!r}; have {', '.join(self.names)}")
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        return {n: dict(v) for n, v in self.rows}
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame({c: [v[c] for _, v in self.rows] for c in self.columns},
+                            index=self.names)
+
+    def __repr__(self) -> str:
+        width = max([len("parameter"), *(len(n) for n in self.names)])
+        head = "parameter".ljust(width) + "".join(f"{c:>10}" for c in self.columns)
+        lines = [head]
+        for name, v in self.rows:
+            cells = []
+            for c in self.columns:
+                x = v[c]
+                if c.startswith("ess"):
+                    cells.append(f"{x:>10.0f}" if np.isfinite(x) else f"{'nan':>10}")
+                elif c == "rhat":
+                    cells.append(f"{x:>10.3f}")
+                else:
+                    cells.append(f"{x:>10.3g}")
+            lines.append(name.ljust(width) + "".join(cells))
+        lines.append(f"{self.chains} chains x {self.n_draws} draws; "
+                     f"{self.divergences} divergent transitions")
+        return "\n".join(lines)
+
+
+class Draws:
+    """MCMC output. ``draws["mu"]`` is an array ``(chains, draws, *shape)``."""
+
+    def __init__(self, values: dict[str, np.ndarray], free: np.ndarray,
+                 stats: dict[str, np.ndarray], warmup: dict[str, Any] | None = None,
+                 interrupted: bool = False) -> None:
+        self.values = values
+        self.free = free  # (chains, draws, n_free)
+        self.stats = stats  # (chains, draws) each: accept_stat, n_leapfrog, divergent, ...
+        self.warmup = warmup or {}
+        self.interrupted = interrupted
+
+    @property
+    def chains(self) -> int:
+        return self.free.shape[0]
+
+    @property
+    def n_draws(self) -> int:
+        return self.free.shape[1]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.values)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.values:
+            raise KeyError(f"draws: no variable {name!r}; have {', '.join(self.values)}")
+        return self.values[name]
+
+    def __repr__(self) -> str:
+        flag = ", interrupted" if self.interrupted else ""
+        return (f"<Draws: {self.chains} chains x {self.n_draws} draws of "
+                f"{', '.join(self.values)}{flag}>")
+
+    @property
+    def divergences(self) -> int:
+        d = self.stats.get("divergent")
+        return int(d.sum()) if d is not None else 0
+
+    def scalar_columns(self) -> list[tuple[str, np.ndarray]]:
+        """Every scalar element as (label, (chains, draws)); labels are 0-based like NumPy."""
+        out = []
+        for name, arr in self.values.items():
+            shape = arr.shape[2:]
+            if not shape:
+                out.append((name, arr))
+                continue
+            for idx in itertools.product(*(range(d) for d in shape)):
+                label = f"{name}[{','.join(map(str, idx))}]"
+                out.append((label, arr[(slice(None), slice(None), *idx)]))
+        return out
+
+    def summary(self, quantiles: tuple[float, float, float] = (0.05, 0.5, 0.95)) -> Summary:
+        rows = []
+        for label, x in self.scalar_columns():
+            x = np.asarray(x, dtype=np.float64)
+            q = np.quantile(x, quantiles)
+            rows.append((label, {
+                "mean": float(x.mean()),
+                "sd": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
+                "q5": float(q[0]), "q50": float(q[1]), "q95": float(q[2]),
+                "rhat": rhat(x) if self.n_draws >= 4 else float("nan"),
+                "ess_bulk": ess_bulk(x) if self.n_draws >= 8 else float("nan"),
+                "ess_tail": ess_tail(x) if self.n_draws >= 8 else float("nan"),
+            }))
+        return Summary(rows, self.divergences, self.n_draws, self.chains)
+
+    def to_arviz(self) -> Any:
+        """An ``arviz.InferenceData`` with the posterior and sampler statistics."""
+        import arviz as az
+
+        sample_stats = {k: v for k, v in self.stats.items()}
+        if "divergent" in sample_stats:
+            sample_stats["diverging"] = sample_stats.pop("divergent")
+        return az.from_dict(posterior=dict(self.values), sample_stats=sample_stats)

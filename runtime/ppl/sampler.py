@@ -1,0 +1,239 @@
+"""``mcmc()``: warmup with adaptation, then draws, for chains batched along a leading dimension.
+
+The model's log density and gradient are compiled once for a ``[chains, n]`` batch (vectorised
+with ``vmap`` and staged, see ``Model.log_density_and_grad``); the sampler keeps its bookkeeping
+in NumPy on the host. A Ctrl-C (or a ``should_stop`` callback returning True) ends the run at the
+next iteration and returns the draws taken so far, marked ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
+from .adaptation import regularised_variance as _reg_var
+from .draws import Draws
+from .hamiltonian import PhasePoint
+from .hmc import hmc_transition
+from .nuts import nuts_transition
+
+__all__ = ["hmc", "mcmc", "nuts"]
+
+
+@dataclass
+class SamplerConfig:
+    kind: str
+    max_depth: int = 10
+    n_leapfrog: int = 10
+    target_accept: float = 0.8
+    step_size: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def nuts(max_depth: int = 10, target_accept: float = 0.8,
+         step_size: float | None = None) -> SamplerConfig:
+    """The No-U-Turn sampler (multinomial, as in Stan), adapting step size and diagonal metric."""
+    if not 1 <= max_depth <= 30:
+        raise ValueError(f"max_depth: expected 1..30, got {max_depth}")
+    if not 0 < target_accept < 1:
+        raise ValueError(f"target_accept: expected a probability in (0, 1), got {target_accept}")
+    return SamplerConfig("nuts", max_depth=max_depth, target_accept=target_accept,
+                         step_size=step_size)
+
+
+def hmc(n_leapfrog: int = 10, target_accept: float = 0.8,
+        step_size: float | None = None) -> SamplerConfig:
+    """Static HMC with ``n_leapfrog`` (jittered) steps per iteration."""
+    if n_leapfrog < 1:
+        raise ValueError(f"n_leapfrog: expected >= 1, got {n_leapfrog}")
+    return SamplerConfig("hmc", n_leapfrog=n_leapfrog, target_accept=target_accept,
+                         step_size=step_size)
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool, callback: Callable[[dict], Any] | None,
+                 every: int) -> None:
+        self.total, self.enabled, self.callback, self.every = total, enabled, callback, every
+        self.start = time.perf_counter()
+        self.last_print = 0.0
+
+    def update(self, i: int, phase: str, divergences: int) -> None:
+        done = i + 1
+        if self.callback is not None and (done % self.every == 0 or done == self.total):
+            self.callback({"iteration": done, "total": self.total, "phase": phase,
+                           "divergences": divergences,
+                           "elapsed": time.perf_counter() - self.start})
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last_print < 0.1 and done != self.total:
+            return
+        self.last_print = now
+        frac = done / self.total
+        bar = "#" * int(30 * frac)
+        sys.stderr.write(f"\r{phase:>8} [{bar:<30}] {done}/{self.total} "
+                         f"{now - self.start:5.1f}s  divergences: {divergences}")
+        if done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
+         sampler: SamplerConfig | None = None, initial_values: Any = None,
+         seed: int | None = None, thin: int = 1, progress: bool | None = None,
+         callback: Callable[[dict], Any] | None = None, callback_every: int = 50,
+         should_stop: Callable[[], bool] | None = None) -> Draws:
+    """Draw from the posterior of ``model`` (from :func:`tensorbridge.model`).
+
+    ``sampler``: :func:`nuts` (default) or :func:`hmc`. ``initial_values``: None (uniform(-2, 2)
+    on the free scale, as Stan), a dict ``{variable: value}`` for every chain, or a list of such
+    dicts, one per chain. ``progress``: a terminal progress bar (default: when stderr is a
+    terminal). ``callback(info)`` is called every ``callback_every`` iterations with the phase,
+    iteration and divergences (this is how R and JavaScript report progress).
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        # divergent trajectories overflow by design; they are counted, not warned about
+        return _run(model, n_samples, warmup, chains, sampler, initial_values, seed, thin,
+                    progress, callback, callback_every, should_stop)
+
+
+def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerConfig | None,
+         initial_values: Any, seed: int | None, thin: int, progress: bool | None,
+         callback: Callable[[dict], Any] | None, callback_every: int,
+         should_stop: Callable[[], bool] | None) -> Draws:
+    cfg = sampler or nuts()
+    for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
+                        ("thin", thin, 1)):
+        if not isinstance(v, int) or v < lo:
+            raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
+    rng = np.random.default_rng(seed)
+    n = model.n_free
+
+    def target(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lp, g = model.log_density_and_grad(q)
+        return np.asarray(lp.numpy(), dtype=np.float64), np.asarray(g.numpy(), dtype=np.float64)
+
+    q0 = _initial_free(model, chains, initial_values, rng, target)
+    logp, grad = target(q0)
+    z = PhasePoint(q0, np.zeros_like(q0), logp, grad)
+    inv_metric = np.ones((chains, n))
+    step = np.full(chains, cfg.step_size or 1.0)
+    adapt_step = cfg.step_size is None
+    if adapt_step:
+        step = find_reasonable_step(z, step, inv_metric, target, rng)
+    dual = DualAveraging(step, cfg.target_accept)
+    schedule = WindowSchedule(warmup)
+    welford = Welford((chains, n))
+
+    def transition(z: PhasePoint, eps: np.ndarray) -> tuple[PhasePoint, Any]:
+        if cfg.kind == "nuts":
+            return nuts_transition(z, eps, inv_metric, target, rng, cfg.max_depth)
+        return hmc_transition(z, eps, inv_metric, target, rng, cfg.n_leapfrog)
+
+    total = warmup + n_samples * thin
+    bar = _Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
+                    callback_every)
+    kept_q: list[np.ndarray] = []
+    kept_stats: dict[str, list[np.ndarray]] = {k: [] for k in
+                                               ("accept_stat", "n_leapfrog", "tree_depth",
+                                                "divergent", "energy", "lp")}
+    warmup_divergences = 0
+    interrupted = False
+    i = -1
+    try:
+        for i in range(total):
+            if should_stop is not None and should_stop():
+                interrupted = True
+                break
+            z, st = transition(z, step)
+            if i < warmup:
+                warmup_divergences += int(st.divergent.sum())
+                if adapt_step:
+                    step = dual.update(st.accept_stat)
+                if schedule.in_window(i):
+                    welford.add(z.q)
+                if schedule.window_ends(i):
+                    inv_metric = _reg_var(welford)
+                    welford = Welford((chains, n))
+                    if adapt_step:
+                        step = find_reasonable_step(z, step, inv_metric, target, rng)
+                        dual.restart(step)
+                if i == warmup - 1 and adapt_step:
+                    step = dual.final()
+            elif (i - warmup) % thin == 0:
+                kept_q.append(z.q.copy())
+                for k in ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy"):
+                    kept_stats[k].append(getattr(st, k))
+                kept_stats["lp"].append(z.logp.copy())
+            sampled_div = int(sum(d.sum() for d in kept_stats["divergent"]))
+            bar.update(i, "warmup" if i < warmup else "sampling",
+                       warmup_divergences + sampled_div)
+    except KeyboardInterrupt:
+        interrupted = True
+    if interrupted:
+        warnings.warn(f"mcmc: interrupted at iteration {i + 1} of {total}; returning the "
+                      f"{len(kept_q)} draws taken so far", RuntimeWarning, stacklevel=3)
+    free = (np.stack(kept_q, axis=1) if kept_q else np.zeros((chains, 0, n)))
+    stats = {k: (np.stack(v, axis=1) if v else np.zeros((chains, 0))) for k, v in
+             kept_stats.items()}
+    values = _constrained_draws(model, free)
+    return Draws(values, free, stats,
+                 warmup={"step_size": step, "inv_metric": inv_metric,
+                         "divergences": warmup_divergences},
+                 interrupted=interrupted)
+
+
+def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
+    chains, draws, n = free.shape
+    names = model.variable_names()
+    if draws == 0:
+        return {nm: np.zeros((chains, 0, *v.shape)) for nm, v in zip(names, model.variables)}
+    flat = free.reshape(chains * draws, n)
+    out: dict[str, np.ndarray] = {}
+    for nm, v, off in zip(names, model.variables, model.offsets):
+        piece = flat[:, off:off + v.size]
+        from ..ops.creation import tensor
+
+        val = v.bijector.forward(tensor(piece, dtype=v.dtype, backend=model.backend))
+        out[nm] = np.asarray(val.numpy()).reshape(chains, draws, *v.shape)
+    return out
+
+
+def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.Generator,
+                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    n = model.n_free
+    if initial_values is None:
+        q = rng.uniform(-2.0, 2.0, size=(chains, n))
+        for _ in range(100):
+            lp, g = target(q)
+            bad = ~(np.isfinite(lp) & np.all(np.isfinite(g), axis=1))
+            if not bad.any():
+                return q
+            q[bad] = rng.uniform(-2.0, 2.0, size=(int(bad.sum()), n))
+        raise ValueError(
+            "initial_values: could not find initial values with a finite log density in 100 "
+            "random tries; give initial_values explicitly"
+        )
+    per_chain = initial_values if isinstance(initial_values, list) else [initial_values] * chains
+    if len(per_chain) != chains:
+        raise ValueError(f"initial_values: got {len(per_chain)} sets for {chains} chains")
+    rows = []
+    for c, vals in enumerate(per_chain):
+        rows.append(model.check_initial_values(vals, chain=c))
+    q = np.stack(rows)
+    lp, g = target(q)
+    if not np.all(np.isfinite(lp)):
+        c = int(np.argmin(np.isfinite(lp)))
+        raise ValueError(
+            f"initial_values: chain {c} has log density {lp[c]} at its initial values: "
+            + model.describe_infinite_density(q[c])
+        )
+    return q
+

@@ -1,0 +1,146 @@
+"""Samplers against known posteriors, adaptation, batching, initial values, interruption."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.runtime.ppl import mcmc
+from tensorbridge.runtime.ppl.adaptation import WindowSchedule
+from tensorbridge.runtime.ppl.sampler import hmc, nuts
+
+
+def _normal_normal(n: int = 20, seed: int = 0):
+    yv = np.random.default_rng(seed).normal(1.5, 1.0, size=n)
+    y = tb.as_data(yv)
+    mu = tb.normal(0.0, 10.0)
+    tb.distribution(y, tb.normal(mu, 1.0))
+    post_var = 1.0 / (1.0 / 100.0 + n)
+    return tb.model(mu), post_var * yv.sum(), post_var
+
+
+def _within_mc_error(draws: np.ndarray, mean: float, var: float, ess: float) -> None:
+    se = np.sqrt(var / ess)
+    assert abs(draws.mean() - mean) < 5 * se, (draws.mean(), mean, se)
+    # the variance estimate's standard error is about var * sqrt(2 / ess)
+    assert abs(draws.var() - var) < 5 * var * np.sqrt(2.0 / ess), (draws.var(), var)
+
+
+@pytest.mark.parametrize("sampler", [nuts(), hmc(n_leapfrog=8)], ids=["nuts", "hmc"])
+def test_normal_normal_posterior(sampler) -> None:
+    m, mean, var = _normal_normal()
+    d = mcmc(m, n_samples=800, warmup=500, chains=4, sampler=sampler, seed=2, progress=False)
+    s = d.summary()
+    assert s["mu"]["rhat"] < 1.02
+    _within_mc_error(d["mu"], mean, var, s["mu"]["ess_bulk"])
+    assert d.divergences == 0
+
+
+def test_bayesian_linear_regression_matches_analytic_gaussian() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(30, 3))
+    yv = x @ np.array([0.5, -1.0, 2.0]) + 0.5 * rng.normal(size=30)
+    beta = tb.normal(0.0, 2.0, dim=3)
+    tb.distribution(tb.as_data(yv), tb.normal(tb.as_data(x) @ beta, 0.5))
+    m = tb.model(beta)
+    # conjugate posterior: precision = X'X / s^2 + I / 4
+    prec = x.T @ x / 0.25 + np.eye(3) / 4.0
+    cov = np.linalg.inv(prec)
+    mean = cov @ (x.T @ yv / 0.25)
+    d = mcmc(m, n_samples=1000, warmup=500, chains=4, seed=4, progress=False)
+    draws = d["beta"].reshape(-1, 3)
+    s = d.summary()
+    for j in range(3):
+        _within_mc_error(draws[:, j], mean[j], cov[j, j], s[f"beta[{j}]"]["ess_bulk"])
+    emp = np.cov(draws.T)
+    np.testing.assert_allclose(emp, cov, atol=0.25 * np.max(np.abs(cov)))
+
+
+def test_constrained_variable_and_names() -> None:
+    yv = np.random.default_rng(5).normal(0.0, 2.0, size=50)
+    sd = tb.variable(lower=0.0)
+    tb.distribution(tb.as_data(yv), tb.normal(0.0, sd))
+    m = tb.model(sd)
+    d = mcmc(m, n_samples=400, warmup=400, chains=2, seed=6, progress=False)
+    assert d.names == ["sd"]
+    assert d["sd"].min() > 0
+    # flat prior on sd: the posterior mode is near the sample sd
+    assert abs(np.median(d["sd"]) - yv.std()) < 0.4
+
+
+def test_chains_are_batched_not_looped() -> None:
+    m, _, _ = _normal_normal()
+    calls = []
+    orig = m.log_density_and_grad
+
+    def spy(free):
+        calls.append(np.shape(free))
+        return orig(free)
+
+    m.log_density_and_grad = spy
+    mcmc(m, n_samples=5, warmup=5, chains=6, seed=0, progress=False)
+    assert calls and all(c == (6, 1) for c in calls)
+
+
+def test_reproducible_with_seed() -> None:
+    m, _, _ = _normal_normal()
+    a = mcmc(m, n_samples=50, warmup=50, chains=2, seed=11, progress=False)
+    b = mcmc(m, n_samples=50, warmup=50, chains=2, seed=11, progress=False)
+    np.testing.assert_array_equal(a["mu"], b["mu"])
+
+
+def test_initial_values_outside_support_name_the_variable() -> None:
+    sd = tb.variable(lower=0.0)
+    tb.distribution(tb.as_data([1.0, 2.0]), tb.normal(0.0, sd))
+    m = tb.model(sd)
+    with pytest.raises(ValueError, match=r"variable 'sd' has values -1.0 outside its support"):
+        mcmc(m, initial_values={sd: -1.0}, n_samples=5, warmup=5, progress=False)
+    d = mcmc(m, initial_values={sd: 1.0}, n_samples=5, warmup=5, chains=2, progress=False)
+    assert d["sd"].shape == (2, 5)
+
+
+def test_infinite_density_at_initial_values_is_explained() -> None:
+    mu = tb.variable()
+    tb.distribution(tb.as_data([0.0]), tb.normal(mu, tb.exp(mu * 1000.0)))
+    m = tb.model(mu)
+    with pytest.raises(ValueError, match=r"normal distribution of .*depends on mu"):
+        mcmc(m, initial_values={mu: 5.0}, n_samples=5, warmup=5, chains=1, progress=False)
+
+
+def test_should_stop_keeps_draws_taken_so_far() -> None:
+    m, _, _ = _normal_normal()
+    count = {"n": 0}
+
+    def stop() -> bool:
+        count["n"] += 1
+        return count["n"] > 30
+
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        d = mcmc(m, n_samples=100, warmup=20, chains=2, seed=0, progress=False,
+                 should_stop=stop)
+    assert d.interrupted and d.n_draws == 10
+
+
+def test_progress_callback() -> None:
+    m, _, _ = _normal_normal()
+    seen = []
+    mcmc(m, n_samples=20, warmup=20, chains=2, seed=0, progress=False,
+         callback=seen.append, callback_every=10)
+    assert [s["iteration"] for s in seen] == [10, 20, 30, 40]
+    assert seen[0]["phase"] == "warmup" and seen[-1]["phase"] == "sampling"
+
+
+def test_window_schedule_matches_stan() -> None:
+    s = WindowSchedule(1000)
+    ends = [i for i in range(1000) if s.window_ends(i)]
+    assert ends == [99, 149, 249, 449, 949]
+    assert not s.in_window(74) and s.in_window(75) and not s.in_window(950)
+
+
+def test_bad_arguments() -> None:
+    m, _, _ = _normal_normal()
+    with pytest.raises(ValueError, match="chains: expected an integer >= 1"):
+        mcmc(m, chains=0)
+    with pytest.raises(ValueError, match="target_accept"):
+        nuts(target_accept=1.5)
