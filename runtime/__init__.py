@@ -56,7 +56,15 @@ from .kernels import KERNEL_NAMES, kernel_table, register_kernel
 from .lifetime import dispose, keep, memory, tidy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
-from .ppl import Draws, hmc, mcmc, nuts
+
+try:  # the samplers need NumPy; without it (Pyodide + tfjs) the rest of the runtime works
+    from .ppl import Draws, hmc, mcmc, nuts, opt
+
+    _ppl_all = ["Draws", "hmc", "mcmc", "nuts", "opt"]
+except ModuleNotFoundError as _e:
+    if _e.name != "numpy":
+        raise
+    _ppl_all = []
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from .random import Generator
 from .tensor import Tensor
@@ -67,7 +75,6 @@ __all__ = [
     "BackendMismatchError",
     "CustomPrimitive",
     "DType",
-    "Draws",
     "DisposedTensorError",
     "Generator",
     "LazyArray",
@@ -91,7 +98,6 @@ __all__ = [
     "function",
     "get_backend",
     "grad",
-    "hmc",
     "hessian",
     "hvp",
     "int32",
@@ -102,11 +108,9 @@ __all__ = [
     "keep",
     "kernel_table",
     "list_backends",
-    "mcmc",
     "memory",
     "model",
     "normal",
-    "nuts",
     "primitive",
     "random",
     "register_backend",
@@ -123,4 +127,5 @@ __all__ = [
     "vjp",
     "vmap",
     *_ops_all,
+    *_ppl_all,
 ]

@@ -92,7 +92,7 @@ def make_distribution(family: Family, params: dict[str, Any], dim: Any = None) -
             refs[k] = t
         shapes.append(tuple(refs[k].shape))
     try:
-        shape = broadcast_shapes(*shapes)
+        shape = family.value_shape(**dict(zip(params, shapes)))
     except Exception:
         described = ", ".join(f"{k}{list(s)}" for k, s in zip(params, shapes))
         raise ValueError(
@@ -123,6 +123,9 @@ class Model:
         self.order: list[GraphNode] = self._topological(nodes)
         self.variables: list[VariableNode] = [n for n in self.order
                                               if isinstance(n, VariableNode)]
+        for v in self.variables:
+            if v.bijector is None:
+                _not_a_prior(v)
         self.distributions: list[DistributionNode] = [
             n for n in self.order if isinstance(n, DistributionNode) and n.target is not None
         ]
@@ -196,7 +199,7 @@ class Model:
         out = []
         for v, off in zip(self.variables, self.offsets):
             piece = free[off:off + v.size]
-            out.append(ops.reshape(piece, v.shape))
+            out.append(ops.reshape(piece, v.free_shape))
         return out
 
     def constrain(self, free: Any) -> dict[LazyArray, Any]:
@@ -412,8 +415,11 @@ def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:
     structure. Feeding an operation node overrides its computation.
     """
     from ..ops.creation import tensor
+    from ..ppl.draws import Draws
     from ..pytree import tree_flatten, tree_unflatten
 
+    if isinstance(values, Draws):
+        return _calculate_over_draws(targets, values)
     leaves, td = tree_flatten(targets)
     nodes = [node_of(t) for t in leaves]
     feed = {node_of(k): v for k, v in (values or {}).items()}
@@ -438,6 +444,58 @@ def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:
         elif isinstance(n, OperationNode):
             env[n] = n.compute(env)
     return tree_unflatten(td, [env[n] for n in nodes])
+
+
+def _not_a_prior(v: VariableNode) -> None:
+    family = v.distribution.family.name if v.distribution is not None else "this distribution"
+    c = v.constraint
+    if c.discrete:
+        raise TypeError(
+            f"{family} is a discrete distribution (support: {c}): it can only be observed, by "
+            f"assigning it to data with distribution(y, {family}(...)); it cannot be the prior "
+            f"of a variable, since samplers need a continuous, unconstrained parameter"
+        )
+    raise TypeError(
+        f"{family} can only be assigned to data here, not used as a prior"
+        + (f": {c.note}" if c.note else "")
+    )
+
+
+def _calculate_over_draws(targets: Any, draws: Any) -> Any:
+    """Evaluate ``targets`` at every posterior draw: arrays ``(chains, draws, *shape)``.
+
+    The variables needed are looked up in the draws by name; all draws are evaluated in one
+    vectorised pass (``vmap``), not a Python loop.
+    """
+    import numpy as np
+
+    from ..ops.creation import tensor
+    from ..pytree import tree_flatten, tree_unflatten
+
+    leaves, td = tree_flatten(targets)
+    nodes = [node_of(t) for t in leaves]
+    variables = [n for n in _ancestors(nodes, stop=set()) if isinstance(n, VariableNode)]
+    by_name = {}
+    for v in variables:
+        if v.name is None or v.name not in draws.values:
+            raise ValueError(
+                f"values: the draws have no values for variable {v.label()}; they hold "
+                f"{', '.join(draws.values)}"
+            )
+        by_name[v] = draws.values[v.name]
+    chains, n_draws = draws.chains, draws.n_draws
+    order = sorted(by_name, key=lambda n: n.id)
+    stacked = [tensor(np.asarray(by_name[v]).reshape(chains * n_draws, *v.shape),
+                      dtype=v.dtype, backend=v.reference.backend) for v in order]
+
+    def one(*vals: Any) -> Any:
+        return [calculate(_lazy(n), values={_lazy(v): x for v, x in zip(order, vals)})
+                for n in nodes]
+
+    out = vmap(one)(*stacked) if stacked else [calculate(_lazy(n)) for n in nodes]
+    arrays = [np.asarray(o.numpy()).reshape(chains, n_draws, *n.shape)
+              for o, n in zip(out, nodes)]
+    return tree_unflatten(td, arrays)
 
 
 def _ancestors(nodes: Sequence[GraphNode], stop: set[GraphNode]) -> set[GraphNode]:
