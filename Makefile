@@ -30,7 +30,7 @@ test-python: $(VENV)/.test-deps
 	TENSORBRIDGE_REQUIRE_TF=1 $(PY) -m pytest tests
 
 test-numpy2: $(VENV2)/.test-deps
-	$(PY2) -m pytest tests/runtime -p no:cacheprovider
+	$(PY2) -m pytest tests/runtime tests/bridge -p no:cacheprovider
 
 ## bench: speed targets, printed as ratios against the peers named in the issues
 bench: $(VENV)/.test-deps bench/.venv/.deps
