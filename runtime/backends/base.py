@@ -64,6 +64,10 @@ class Backend:
         except ImportError:
             return self.to_list(raw)
 
+    def is_symbolic(self, raw: Any) -> bool:
+        """True for a placeholder inside a graph being traced (its values cannot be read)."""
+        return False
+
     def compile(self, fn: Any) -> Any:
         """A compiled version of a tensor function (default: the function itself)."""
         return fn

@@ -170,8 +170,6 @@ _UNARY = {
     "sin": np.sin,
     "cos": np.cos,
     "tan": np.tan,
-    "floor": np.floor,
-    "ceil": np.ceil,
     "round": np.round,
     "logical_not": np.logical_not,
     "isnan": np.isnan,
@@ -183,6 +181,16 @@ _UNARY = {
 }
 for _name, _fn in _UNARY.items():
     register_kernel(NAME, _name, _fn)
+
+
+@_k("floor")
+def _floor(x):
+    return x if x.dtype.kind != "f" else np.floor(x)  # integers are already whole
+
+
+@_k("ceil")
+def _ceil(x):
+    return x if x.dtype.kind != "f" else np.ceil(x)
 
 
 @_k("rsqrt")
@@ -252,8 +260,17 @@ def _reduction(fn):
     return kernel
 
 
-register_kernel(NAME, "sum", _reduction(np.sum))
-register_kernel(NAME, "prod", _reduction(np.prod))
+def _keep_dtype(fn):
+    """sum/prod of int32 stay int32 (NumPy widens them to the platform int64), like TF/TF.js."""
+
+    def kernel(x, *, axis, keepdims):
+        return np.asarray(fn(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+
+    return kernel
+
+
+register_kernel(NAME, "sum", _keep_dtype(np.sum))
+register_kernel(NAME, "prod", _keep_dtype(np.prod))
 register_kernel(NAME, "max", _reduction(np.max))
 register_kernel(NAME, "min", _reduction(np.min))
 
@@ -355,6 +372,7 @@ def _solve_triangular_scipy(a, b, lower, transpose_a):
 def _triangular_solve(a, b, *, lower, transpose_a):
     if _sp is not None and a.ndim == 2 and b.ndim == 2:
         return _solve_triangular_scipy(a, b, lower, transpose_a).astype(b.dtype, copy=False)
+    a = np.tril(a) if lower else np.triu(a)  # read only the triangle, like the 2-d path
     op = np.swapaxes(a, -1, -2) if transpose_a else a
     return np.linalg.solve(op, b).astype(b.dtype, copy=False)
 

@@ -60,7 +60,9 @@ def digamma(x):
     with np.errstate(divide="ignore", invalid="ignore"):
         refl = val - np.pi / np.tan(np.pi * x)
     out = np.where(neg, refl, val)
-    pole = (x <= 0) & (x == np.floor(x))
+    pole = (x < 0) & (x == np.floor(x))
+    # SciPy's conventions: -inf at 0 (from the right), NaN at the negative integers
+    out = np.where(x == 0, -np.inf, out)
     return np.where(pole, np.nan, out)
 
 

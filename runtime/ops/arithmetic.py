@@ -144,6 +144,7 @@ def _pow_dx(x: Any, y: Any) -> Any:
 
 def _pow_dy(x: Any, ans: Any) -> Any:
     # d/dy x**y = x**y log x, taken as 0 where x == 0 (the limit for y > 0)
+    x = as_tensor(x, "x", like=ans, dtype=ans.dtype)  # a Python base (2.0 ** t): ans's backend
     safe = where(x == 0, 1.0, x)
     return where(x == 0, 0.0, ans * log(safe))
 
