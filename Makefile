@@ -11,14 +11,17 @@ NUMPY1 := "numpy>=1.26,<2"
 VENV2  := .venv-numpy2
 PY2    := $(VENV2)/bin/python
 
-.PHONY: demo test test-python test-numpy2 lint bench setup setup-test clean
+JS     := js-client
+
+.PHONY: demo test test-python test-numpy2 test-js test-browser js lint bench setup setup-test \
+	clean
 
 ## demo: create .venv, install the runtime, run the main job on the NumPy backend
 demo: $(VENV)/.demo-deps
 	$(PY) examples/demo.py
 
 ## test: install every suite's dependencies, then run every suite
-test: setup-test lint test-python test-numpy2
+test: setup-test lint test-python test-numpy2 test-js test-browser
 	@echo "make test: all suites passed"
 
 setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps
@@ -32,8 +35,30 @@ test-python: $(VENV)/.test-deps
 test-numpy2: $(VENV2)/.test-deps
 	$(PY2) -m pytest tests/runtime tests/bridge -p no:cacheprovider
 
+## js: the npm package's dependencies and the offline Pyodide folder with the runtime's wheel
+js: $(JS)/node_modules/.stamp $(JS)/dist/build-info.json
+
+$(JS)/node_modules/.stamp: $(JS)/package.json $(JS)/package-lock.json
+	cd $(JS) && npm ci --no-audit --no-fund
+	touch $@
+
+$(JS)/dist/build-info.json: $(JS)/node_modules/.stamp $(VENV)/.test-deps pyproject.toml \
+		$(JS)/scripts/build.mjs $(shell find runtime bridge package -name '*.py')
+	cd $(JS) && PYTHON=$(abspath $(PY)) node scripts/build.mjs
+
+/usr/bin/chromium:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		chromium fonts-dejavu-core
+
+test-js: js
+	cd $(JS) && node --expose-gc --test test/node/
+
+test-browser: js /usr/bin/chromium
+	cd $(JS) && node --test test/browser/
+
 ## bench: speed targets, printed as ratios against the peers named in the issues
-bench: $(VENV)/.test-deps bench/.venv/.deps
+bench: bench/.venv/.deps
 	bench/.venv/bin/python bench/run.py
 
 $(VENV)/bin/python:
@@ -58,4 +83,4 @@ bench/.venv/.deps: bench/requirements.txt pyproject.toml
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(VENV2) bench/.venv build dist *.egg-info
+	rm -rf $(VENV) $(VENV2) bench/.venv bench/results build dist *.egg-info

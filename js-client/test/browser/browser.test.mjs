@@ -1,0 +1,187 @@
+// Playwright (playwright-core) drives Debian's Chromium against pages served from 127.0.0.1 with
+// COOP/COEP headers: the worker runtime, round trips, callbacks to the main thread, errors both
+// ways, a leak check, the op table against the Python fixtures, and the demo (frame gaps and a
+// non-blank screenshot).
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { chromium } from "playwright-core";
+import { serve } from "../../scripts/serve.mjs";
+
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const outDir = path.resolve(new URL("../../test-results/", import.meta.url).pathname);
+let server, context, base;
+
+before(async () => {
+  server = await serve({ port: 0 });
+  base = `http://127.0.0.1:${server.address().port}`;
+  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "tb-chromium-"));
+  context = await chromium.launchPersistentContext(userDir, {
+    executablePath: CHROMIUM, headless: true,
+    args: ["--js-flags=--expose-gc", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+      "--no-first-run", "--no-default-browser-check"],
+  });
+  fs.mkdirSync(outDir, { recursive: true });
+});
+
+after(async () => {
+  await context?.close();
+  server?.close();
+});
+
+async function page(url) {
+  const p = await context.newPage();
+  const logs = [];
+  p.on("console", (m) => logs.push(`${m.type()}: ${m.text()}`));
+  p.on("pageerror", (e) => logs.push(`pageerror: ${e.message}`));
+  await p.goto(base + url);
+  p.logs = logs;
+  return p;
+}
+
+test("runtime in a worker: isolation, round trips, callbacks, errors, leaks, fixtures",
+  { timeout: 240000 }, async (t) => {
+    const p = await page("/test/browser/page.html");
+    const info = await p.evaluate(() => window.tbReady);
+    assert.equal(info.mode, "worker+sab", `logs: ${p.logs.join("\n")}`);
+    assert.equal(info.crossOriginIsolated, true);
+    assert.equal(info.tfBackend, "wasm");
+
+    await t.test("ops and grad", async () => {
+      const r = await p.evaluate(async () => {
+        const x = await tb.tensor([[1, 2], [3, 4]]);
+        const y = await tb.add(await tb.tanh(await tb.matmul(x, await x.T())), 1.0);
+        const [v, g] = await tb.valueAndGrad((w) => w.mul(w).sum())(x);
+        return { y: Array.from((await y.data()).data), v: await v.array(), g: await g.array() };
+      });
+      assert.ok(Math.abs(r.y[0] - (Math.tanh(5) + 1)) < 1e-6);
+      assert.equal(r.v, 30);
+      assert.deepEqual(r.g, [[2, 4], [6, 8]]);
+    });
+
+    await t.test("round trips over every type", async () => {
+      const r = await p.evaluate(async () => {
+        const echo = await tb.runPython("lambda x: x");
+        const kinds = await tb.runPython("lambda *a: [type(x).__name__ for x in a]");
+        return {
+          values: [await echo(1.5), await echo("héllo"), await echo(true), await echo(null),
+            await echo([1, [2, "b"]]), await echo({ a: { b: 1 } }),
+            String(await echo(2n ** 60n)), await echo(new Map([["k", 2]]))],
+          typed: Array.from(await echo(new Int32Array([3, 4]))),
+          kinds: await kinds(1, 1.5, "s", false, null, [1], { a: 1 }, 2n ** 70n,
+            new Map([[1, 2]]), new Float32Array([1])),
+        };
+      });
+      assert.deepEqual(r.values, [1.5, "héllo", true, null, [1, [2, "b"]], { a: { b: 1 } },
+        String(2n ** 60n), { k: 2 }]);
+      assert.deepEqual(r.typed, [3, 4]);  // a memoryview in Python, a typed array again here
+      assert.deepEqual(r.kinds, ["int", "float", "str", "bool", "NoneType", "list", "dict", "int",
+        "dict", "memoryview"]);
+    });
+
+    await t.test("main-thread callbacks: synchronous results and errors reach Python",
+      async () => {
+        const r = await p.evaluate(async () => {
+          const onMain = [];
+          const apply = await tb.runPython(
+            "def _apply(f, n):\n    return sum(f(i) for i in range(n))\n_apply");
+          const t0 = performance.now();
+          const total = await apply((i) => { onMain.push(typeof document); return i * 10; }, 200);
+          const perCallUs = ((performance.now() - t0) / 200) * 1000;
+          let err = null;
+          try {
+            await apply(() => { throw new TypeError("thrown on the main thread"); }, 1);
+          } catch (e) { err = { name: e.name, type: e.pyType, message: e.message }; }
+          return { total, onMain: [...new Set(onMain)], perCallUs, err };
+        });
+        assert.equal(r.total, 10 * (199 * 200) / 2);
+        assert.deepEqual(r.onMain, ["object"]);  // ran where `document` exists: the page
+        assert.equal(r.err.type, "JsCallbackError");
+        assert.match(r.err.message, /thrown on the main thread/);
+        t.diagnostic(`sync callback round trip: ${r.perCallUs.toFixed(1)} us per call`);
+      });
+
+    await t.test("Python errors become JS errors with the traceback", async () => {
+      const r = await p.evaluate(async () => {
+        try { await tb.runPython("1/0"); } catch (e) {
+          return { name: e.name, type: e.pyType, tb: e.pyTraceback };
+        }
+        return null;
+      });
+      assert.equal(r.type, "ZeroDivisionError");
+      assert.match(r.tb, /Traceback/);
+    });
+
+    await t.test("10k tensors created and disposed: handles and TF.js memory at baseline",
+      async () => {
+        const r = await p.evaluate(async () => {
+          window.gc();  // collect what earlier tests dropped, then flush the releases
+          await new Promise((res) => setTimeout(res, 50));
+          await tb.runPython("import gc; gc.collect()");
+          const h0 = (await tb.handles()).count, m0 = await tb.memory();
+          const x = await tb.tensor([1, 2, 3]);
+          for (let i = 0; i < 10000; i++) (await tb.mul(x, 3)).dispose();
+          x.dispose();
+          await tb.runPython("import gc; gc.collect()");
+          const h1 = (await tb.handles()).count, m1 = await tb.memory();
+          return { h0, h1, tf0: m0.tf.numTensors, tf1: m1.tf.numTensors,
+            rt0: m0.runtime.num_tensors, rt1: m1.runtime.num_tensors };
+        });
+        assert.equal(r.h1, r.h0);
+        assert.equal(r.tf1, r.tf0);
+        assert.equal(r.rt1, r.rt0);
+      });
+
+    await t.test("op table matches the Python runtime's fixtures (float32 tolerance)",
+      async () => {
+        const src = fs.readFileSync(new URL("../fixtures/op_cases.py", import.meta.url), "utf8");
+        const fix = fs.readFileSync(new URL("../fixtures/ops.json", import.meta.url), "utf8");
+        const res = await p.evaluate(async ([s, f]) => tb.runPython(`
+import json as _json, types as _types, warnings as _w
+_mod = _types.ModuleType("op_cases"); exec(${JSON.stringify(s)}, _mod.__dict__)
+_fix = _json.loads(${JSON.stringify(f)})["cases"]
+_res = {}
+with _w.catch_warnings():
+    _w.simplefilter("ignore")
+    for _c in _mod.CASES:
+        try:
+            _res[_c[0]] = _mod.check_case(_c, _fix[_c[0]])
+        except Exception as _e:
+            _res[_c[0]] = f"{type(_e).__name__}: {_e}"
+_res`), [src, fix]);
+        const bad = Object.entries(res).filter(([, v]) => v !== null);
+        assert.ok(Object.keys(res).length >= 100);
+        assert.deepEqual(bad, []);
+      });
+    await p.close();
+  });
+
+test("demo page: trains in the worker, main thread stays responsive, screenshot not blank",
+  { timeout: 240000 }, async (t) => {
+    const p = await page("/demo/");
+    await p.waitForFunction(() => window.demoResult?.done, null, { timeout: 200000 });
+    const r = await p.evaluate(() => window.demoResult);
+    assert.equal(r.error, undefined, `${r.error}\n${p.logs.join("\n")}`);
+    assert.ok(r.final < 0.35, `final loss ${r.final}`);
+    assert.ok(r.callbacks >= 20, "progress callbacks reached the main thread");
+    assert.ok(r.frames > 10, "the page kept rendering frames while the worker trained");
+    t.diagnostic(`boot ${r.bootMs.toFixed(0)} ms, training ${r.trainMs.toFixed(0)} ms, `
+      + `longest frame gap ${r.longestGapMs.toFixed(1)} ms over ${r.frames} frames (${r.mode})`);
+    assert.ok(r.longestGapMs < 250, `main thread blocked for ${r.longestGapMs} ms`);
+    const png = path.join(outDir, "demo.png");
+    await p.screenshot({ path: png });
+    // non-blank: the page has many distinct colours (text, bar, plot), not one background
+    const { data } = await p.evaluate(async () => {
+      const c = document.getElementById("plot");
+      const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let ink = 0;
+      for (let i = 0; i < px.length; i += 4) if (px[i] < 200) ink++;
+      return { data: ink };
+    });
+    assert.ok(data > 200, `loss curve has ${data} inked pixels`);
+    const size = fs.statSync(png).size;
+    assert.ok(size > 10000, `screenshot is ${size} bytes`);
+    await p.close();
+  });
