@@ -21,9 +21,7 @@ __all__ = ["grad", "hessian", "hvp", "jacfwd", "jacobian", "jvp", "value_and_gra
 
 
 def _to_float_tensor(x: Any, where: str) -> Tensor:
-    from ..ops.dispatch import as_tensor
-
-    t = as_tensor(x, where)
+    t = x if isinstance(x, Tensor) else _ops().dispatch.as_tensor(x, where)
     if t.dtype.kind != "f":
         raise NonDifferentiableError(
             f"{where}: can only differentiate with respect to floating-point values, got dtype "
@@ -114,16 +112,24 @@ def _unwrap_tree(tree: Any, trace: ReverseTrace) -> Any:
     return tree_unflatten(td, [_unwrap_reverse(x, trace) for x in leaves])
 
 
-def _zeros_like(t: Any) -> Tensor:
-    from ..ops.creation import zeros_like
+def _ops() -> Any:
+    from .. import ops  # autodiff is imported before ops; resolve once, at first use
 
-    return zeros_like(t)
+    global _ops_module
+    _ops_module = ops
+    return ops
+
+
+_ops_module: Any = None
+
+
+def _zeros_like(t: Any) -> Tensor:
+    return (_ops_module or _ops()).zeros_like(t)
 
 
 def _ones_like(t: Any) -> Tensor:
-    from ..ops.creation import ones_like
-
-    return ones_like(t)
+    ops = _ops_module or _ops()
+    return ops.full(t.shape, 1, t.dtype, t.backend)
 
 
 def value_and_grad(

@@ -14,6 +14,7 @@ from ..autodiff.core import Primitive, bind
 from ..errors import BackendMismatchError, ShapeError
 from ..tensor import Tensor
 from .dispatch import as_tensor, binary_impl, is_scalar, kernel_impl, unary_impl
+from .elementwise import _PRIMS as _UNARY_PRIMS
 from .elementwise import cast, floor, log
 from .shape import broadcast_shapes, unbroadcast
 
@@ -104,9 +105,9 @@ def _binary(name: str, prim: Primitive, kind: str) -> Callable[[Any, Any], Tenso
                 and y.shape == x.shape
                 and y.backend is x.backend
             ):
-                return bind(prim, (x, y), {})
+                return bind(prim, (x, y), _NO_PARAMS)
         x, y = _prepare(name, x, y, kind)
-        return bind(prim, (x, y), {})
+        return bind(prim, (x, y), _NO_PARAMS)
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} with NumPy broadcasting and tensorbridge dtype promotion."
@@ -121,21 +122,42 @@ def _ub(g: Any, v: Any) -> Any:
     return unbroadcast(g, _shape_of(v))
 
 
+# Rules bind the primitives directly: operands inside a rule are already promoted and
+# broadcast-compatible, so the public ops' checks would only cost time on every backward step.
+_NO_PARAMS: dict[str, Any] = {}
+_neg = _UNARY_PRIMS["neg"]
+
+
+def _mul_raw(a: Any, b: Any) -> Any:
+    return bind(_mul, (a, b), _NO_PARAMS)
+
+
+def _div_raw(a: Any, b: Any) -> Any:
+    return bind(_div, (a, b), _NO_PARAMS)
+
+
+def _neg_raw(a: Any) -> Any:
+    return bind(_neg, (a,), _NO_PARAMS)
+
+
 _add = Primitive("add", binary_impl("add"))
 _add.defvjp(lambda g, ans, x, y: _ub(g, x), lambda g, ans, x, y: _ub(g, y))
 _add.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: t)
 
 _sub = Primitive("sub", binary_impl("sub"))
-_sub.defvjp(lambda g, ans, x, y: _ub(g, x), lambda g, ans, x, y: _ub(-g, y))
-_sub.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: -t)
+_sub.defvjp(lambda g, ans, x, y: _ub(g, x), lambda g, ans, x, y: _ub(_neg_raw(g), y))
+_sub.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: _neg_raw(t))
 
 _mul = Primitive("mul", binary_impl("mul"))
-_mul.defvjp(lambda g, ans, x, y: _ub(g * y, x), lambda g, ans, x, y: _ub(g * x, y))
-_mul.defjvp(lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+_mul.defvjp(lambda g, ans, x, y: _ub(_mul_raw(g, y), x),
+            lambda g, ans, x, y: _ub(_mul_raw(g, x), y))
+_mul.defjvp(lambda t, ans, x, y: _mul_raw(t, y), lambda t, ans, x, y: _mul_raw(x, t))
 
 _div = Primitive("div", binary_impl("div"))
-_div.defvjp(lambda g, ans, x, y: _ub(g / y, x), lambda g, ans, x, y: _ub(-g * ans / y, y))
-_div.defjvp(lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
+_div.defvjp(lambda g, ans, x, y: _ub(_div_raw(g, y), x),
+            lambda g, ans, x, y: _ub(_neg_raw(_mul_raw(g, _div_raw(ans, y))), y))
+_div.defjvp(lambda t, ans, x, y: _div_raw(t, y),
+            lambda t, ans, x, y: _neg_raw(_mul_raw(t, _div_raw(ans, y))))
 
 
 def _pow_dx(x: Any, y: Any) -> Any:
