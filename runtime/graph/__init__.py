@@ -1,18 +1,9 @@
 """The greta-style model graph: data, variable, operation and distribution nodes."""
 
-from typing import Any
-
 from .bijectors import Bijector, Constraint, biject_to, greater_than, interval, less_than, real
-from .families import Family, Normal
+from .families import Family
 from .model import Model, calculate, distribution, make_distribution, model
 from .nodes import GraphNode, LazyArray, as_data, variable
-
-
-def normal(mean: Any, sd: Any, dim: Any = None) -> LazyArray:
-    """A normal distribution: a prior when used as a variable (``mu = normal(0, 10)``), or a
-    likelihood via ``distribution(y, normal(mu, sd))``."""
-    return make_distribution(Normal(), {"mean": mean, "sd": sd}, dim)
-
 
 __all__ = [
     "Bijector",
@@ -34,3 +25,6 @@ __all__ = [
     "real",
     "variable",
 ]
+
+# the distribution catalogue lives in ppl.distributions (imported last: it builds on this package)
+from ..ppl.distributions import normal

@@ -14,12 +14,33 @@ interval(lo, hi)       lo + (hi - lo) * sigmoid(free)              log(hi-lo) + 
 =====================  ==========================================  =====================
 
 (s = sigmoid(free).)
+
+Vector and matrix supports map a free block of a different shape (``free_shape``); their
+log-Jacobian is per event (summed over the event's free coordinates):
+
+=====================  ==================  ====================================================
+support                value shape         free shape and map
+=====================  ==================  ====================================================
+simplex                [..., K]            [..., K-1]; stick-breaking (Stan), z = sigmoid(y -
+                                           log(K-k)), x_k = z_k * (1 - sum_{j<k} x_j)
+correlation_cholesky   [..., n, n]         [..., n(n-1)/2]; canonical partial correlations
+                                           tanh(y) filled row by row into a Cholesky factor
+correlation_matrix     [..., n, n]         as above, then R = L L^T (Jacobian onto the strictly
+                                           lower triangle of R)
+positive_definite      [..., n, n]         [..., n(n+1)/2]; lower-triangular L with exp
+                                           diagonal, then S = L L^T (Jacobian onto the lower
+                                           triangle of S)
+=====================  ==================  ====================================================
+
+Discrete supports (``integers``, ``one_hot``, ``counts``) and ``observed_only`` have no bijector:
+a distribution on them can only be assigned to data; ``biject_to`` raises a ``TypeError``
+explaining that.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ops
@@ -28,31 +49,112 @@ __all__ = [
     "Bijector",
     "Constraint",
     "biject_to",
+    "correlation_cholesky",
+    "correlation_matrix",
+    "counts",
     "greater_than",
+    "integers",
     "interval",
     "less_than",
+    "observed_only",
+    "one_hot",
+    "positive_definite",
     "real",
+    "simplex",
 ]
+
+_CONTINUOUS_SCALAR = ("real", "greater_than", "less_than", "interval")
+_STRUCTURED = ("simplex", "correlation_cholesky", "correlation_matrix", "positive_definite")
+_DISCRETE = ("integers", "one_hot", "counts")
 
 
 @dataclass(frozen=True)
 class Constraint:
-    """A support: ``kind`` in {"real", "greater_than", "less_than", "interval"}."""
+    """A support: ``kind`` in {"real", "greater_than", "less_than", "interval"} (elementwise,
+    open bounds), {"simplex", "correlation_cholesky", "correlation_matrix",
+    "positive_definite"} (per event over the last one or two axes), or the non-bijectable
+    {"integers" (closed bounds), "one_hot", "counts", "observed_only"}. ``note`` says why an
+    ``observed_only`` support cannot be a prior."""
 
     kind: str
     lower: float = -math.inf
     upper: float = math.inf
+    note: str = field(default="", compare=False)
 
-    def check(self, value: Any) -> Any:
-        """Elementwise: is ``value`` inside the support? (NaN never is.)"""
+    @property
+    def discrete(self) -> bool:
+        return self.kind in _DISCRETE
+
+    @property
+    def bijectable(self) -> bool:
+        return self.kind in _CONTINUOUS_SCALAR or self.kind in _STRUCTURED
+
+    @property
+    def event_ndim(self) -> int:
+        """Trailing axes that form one event (0 for elementwise supports)."""
+        if self.kind in ("simplex", "one_hot", "counts"):
+            return 1
+        if self.kind in ("correlation_cholesky", "correlation_matrix", "positive_definite"):
+            return 2
+        return 0
+
+    def check(self, value: Any, atol: float = 1e-8) -> Any:
+        """Is ``value`` inside the support? Elementwise for scalar supports, per event (over
+        the last ``event_ndim`` axes) for the others. (NaN never is.)"""
+        kind = self.kind
         ok = ops.logical_not(ops.isnan(value))
-        if math.isfinite(self.lower):
-            ok = ok & (value > self.lower)
-        if math.isfinite(self.upper):
-            ok = ok & (value < self.upper)
+        if kind in _CONTINUOUS_SCALAR or kind == "observed_only":
+            if math.isfinite(self.lower):
+                ok = ok & (value > self.lower)
+            if math.isfinite(self.upper):
+                ok = ok & (value < self.upper)
+            return ok
+        if kind == "integers":
+            ok = ok & (ops.floor(value) == value)
+            if math.isfinite(self.lower):
+                ok = ok & (value >= self.lower)
+            if math.isfinite(self.upper):
+                ok = ok & (value <= self.upper)
+            return ok
+        if kind in ("simplex", "one_hot", "counts"):
+            if kind == "simplex":
+                ok = ok & (value > 0.0)
+            else:
+                ok = ok & (ops.floor(value) == value) & (value >= 0.0)
+            ok = ops.min(ops.cast(ok, "int32"), axis=-1) > 0
+            if kind == "simplex":
+                ok = ok & (ops.abs(ops.sum(value, axis=-1) - 1.0) <= atol)
+            if kind == "one_hot":
+                ok = ok & (ops.sum(value, axis=-1) == 1.0)
+            return ok
+        # matrices: symmetric (or lower triangular) with the right diagonal; positive
+        # definiteness from the pivots of an unrolled Cholesky factorisation (no exceptions)
+        allok = ops.min(ops.cast(ok, "int32"), axis=(-2, -1)) > 0
+        safe = ops.where(ops.isnan(value), 0.0, value)
+        eye = ops.eye(value.shape[-1], dtype=value.dtype, backend=value.backend)
+        diag = ops.sum(safe * eye, axis=-1)
+        if kind == "correlation_cholesky":
+            upper = ops.max(ops.abs(ops.triu(safe, 1)), axis=(-2, -1))
+            rows = ops.sum(safe * safe, axis=-1)
+            return (allok & (upper == 0.0) & (ops.min(diag, axis=-1) > 0.0)
+                    & (ops.max(ops.abs(rows - 1.0), axis=-1) <= atol))
+        sym = ops.max(ops.abs(safe - ops.swapaxes(safe, -1, -2)), axis=(-2, -1)) <= atol
+        ok = allok & sym & (_min_cholesky_pivot(safe) > 0.0)
+        if kind == "correlation_matrix":
+            ok = ok & (ops.max(ops.abs(diag - 1.0), axis=-1) <= atol)
         return ok
 
     def __str__(self) -> str:
+        if self.kind == "integers":
+            if self.lower == -math.inf and self.upper == math.inf:
+                return "integers"
+            if self.upper == math.inf:
+                return f"integers >= {self.lower:g}"
+            return f"integers in [{self.lower:g}, {self.upper:g}]"
+        if self.kind in _STRUCTURED or self.kind in ("one_hot", "counts"):
+            return self.kind.replace("_", " ")
+        if self.kind == "observed_only":
+            return "observed only"
         if self.kind == "real":
             return "real"
         if self.kind == "greater_than":
@@ -79,6 +181,25 @@ def interval(lower: float, upper: float) -> Constraint:
     return Constraint("interval", lower=float(lower), upper=float(upper))
 
 
+simplex = Constraint("simplex")
+correlation_cholesky = Constraint("correlation_cholesky")
+correlation_matrix = Constraint("correlation_matrix")
+positive_definite = Constraint("positive_definite")
+one_hot = Constraint("one_hot")
+counts = Constraint("counts")
+
+
+def integers(lower: float = -math.inf, upper: float = math.inf) -> Constraint:
+    """Integers in the closed range ``[lower, upper]``: a discrete, non-bijectable support."""
+    return Constraint("integers", lower=float(lower), upper=float(upper))
+
+
+def observed_only(note: str) -> Constraint:
+    """A continuous support that cannot be given a bijector (``note`` says why): the
+    distribution can only be assigned to data."""
+    return Constraint("observed_only", note=note)
+
+
 def from_bounds(lower: float = -math.inf, upper: float = math.inf) -> Constraint:
     """The constraint for ``variable(lower, upper)``."""
     lower, upper = float(lower), float(upper)
@@ -102,6 +223,13 @@ class Bijector:
 
     def __repr__(self) -> str:
         return f"Bijector(to {self.constraint})"
+
+    def free_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """Shape of the free block for a value of ``shape`` (the same for scalar supports)."""
+        return tuple(shape)
+
+    def value_shape(self, free_shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(free_shape)
 
     def forward(self, free: Any) -> Any:
         c = self.constraint
@@ -136,4 +264,240 @@ class Bijector:
 
 def biject_to(constraint: Constraint) -> Bijector:
     """The bijector from R^n onto ``constraint``'s support."""
-    return Bijector(constraint)
+    kind = constraint.kind
+    if kind in _CONTINUOUS_SCALAR:
+        return Bijector(constraint)
+    if kind == "simplex":
+        return SimplexBijector(constraint)
+    if kind in ("correlation_cholesky", "correlation_matrix"):
+        return CorrelationBijector(constraint)
+    if kind == "positive_definite":
+        return PositiveDefiniteBijector(constraint)
+    if constraint.discrete:
+        raise TypeError(
+            f"support {constraint}: a discrete distribution can only be observed (assigned to "
+            f"data with distribution(y, ...)); it cannot be the prior of a variable"
+        )
+    raise TypeError(
+        f"support {constraint}: this distribution can only be assigned to data, not used as a "
+        f"prior" + (f" ({constraint.note})" if constraint.note else "")
+    )
+
+
+# -- structured bijectors -------------------------------------------------------------------------
+def _min_cholesky_pivot(a: Any) -> Any:
+    """Smallest pivot of the Cholesky factorisation of symmetric ``a`` [..., n, n] (positive
+    iff ``a`` is positive definite), unrolled over columns so that it never raises."""
+    n = a.shape[-1]
+    cols: list[Any] = []
+    worst = None
+    for j in range(n):
+        s = a[..., j:, j]
+        for k, col in enumerate(cols):
+            s = s - col[..., j - k:] * col[..., j - k:j - k + 1]
+        pivot = s[..., 0]
+        worst = pivot if worst is None else ops.minimum(worst, pivot)
+        cols.append(s / ops.sqrt(ops.where(pivot > 0.0, pivot, 1.0))[..., None])
+    return worst
+
+
+def _exclusive_cumsum(x: Any, axis: int = -1) -> Any:
+    return ops.cumsum(x, axis=axis) - x
+
+
+def _log1m_tanh_sq(y: Any) -> Any:
+    """log(1 - tanh(y)^2), stable for large |y|."""
+    a = ops.abs(y)
+    return 2.0 * (math.log(2.0) - a - ops.softplus(-2.0 * a))
+
+
+def _tril_indices(n: int, k: int) -> tuple[list[int], list[int]]:
+    """Row-major (row, column) pairs of the lower triangle below diagonal offset ``k``."""
+    rows, cols = [], []
+    for i in range(n):
+        for j in range(n):
+            if j <= i + k:
+                rows.append(i)
+                cols.append(j)
+    return rows, cols
+
+
+def _fill_tril(vec: Any, n: int, k: int) -> Any:
+    """[..., m] -> [..., n, n]: ``vec`` laid row by row into the triangle (diagonal offset k);
+    zeros elsewhere."""
+
+    rows, cols = _tril_indices(n, k)
+    pos = {(r, c): i for i, (r, c) in enumerate(zip(rows, cols))}
+    m = len(rows)
+    # gather from [..., m + 1] where slot m holds a zero
+    padded = ops.concat([vec, ops.zeros_like(vec[..., :1])], axis=-1)
+    idx = [pos.get((i, j), m) for i in range(n) for j in range(n)]
+    flat = ops.take(padded, idx, axis=vec.ndim - 1)  # a static index: no value is read
+    return ops.reshape(flat, (*vec.shape[:-1], n, n))
+
+
+def _read_tril(mat: Any, k: int) -> Any:
+    """[..., n, n] -> [..., m]: the triangle below diagonal offset ``k``, row by row."""
+
+    n = mat.shape[-1]
+    rows, cols = _tril_indices(n, k)
+    flat = ops.reshape(mat, (*mat.shape[:-2], n * n))
+    return ops.take(flat, [r * n + c for r, c in zip(rows, cols)], axis=flat.ndim - 1)
+
+
+def _tri_size_to_n(m: int, diagonal: bool) -> int:
+    # m = n(n-1)/2 (strict) or n(n+1)/2 (with diagonal)
+    n = round((math.sqrt(8 * m + 1) + (-1 if diagonal else 1)) / 2)
+    if (n * (n + (1 if diagonal else -1))) // 2 != m:
+        raise ValueError(f"free block of {m} values does not fill a triangular matrix")
+    return n
+
+
+class SimplexBijector(Bijector):
+    """Stick-breaking (Stan's): y in R^{K-1} -> x on the (K-1)-simplex in R^K.
+
+    z_k = sigmoid(y_k - log(K - k)), x_k = z_k r_k with r_k = 1 - sum_{j<k} x_j = prod_{j<k}
+    (1 - z_j), x_K = r_K; log |J| = sum_k log z_k + log(1 - z_k) + log r_k. The offsets make
+    y = 0 the uniform point."""
+
+    def free_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if not shape or shape[-1] < 2:
+            raise ValueError(f"simplex: values need a last axis of length >= 2, got {shape}")
+        return (*shape[:-1], shape[-1] - 1)
+
+    def value_shape(self, free_shape: tuple[int, ...]) -> tuple[int, ...]:
+        return (*free_shape[:-1], free_shape[-1] + 1)
+
+    @staticmethod
+    def _offsets(free: Any) -> Any:
+        from ..ops.creation import tensor
+
+        km1 = free.shape[-1]
+        return tensor([math.log(km1 + 1 - k) for k in range(1, km1 + 1)], dtype=free.dtype,
+                      backend=free.backend)
+
+    def _parts(self, free: Any) -> tuple[Any, Any, Any]:
+        t = free - self._offsets(free)
+        log_z = -ops.softplus(-t)
+        log1m_z = -ops.softplus(t)
+        log_r = _exclusive_cumsum(log1m_z)  # log r_k, k = 1..K-1
+        return log_z, log1m_z, log_r
+
+    def forward(self, free: Any) -> Any:
+        log_z, log1m_z, log_r = self._parts(free)
+        head = ops.exp(log_z + log_r)
+        last = ops.exp(ops.sum(log1m_z, axis=-1, keepdims=True))
+        return ops.concat([head, last], axis=-1)
+
+    def inverse(self, value: Any) -> Any:
+        head = value[..., :-1]
+        rest = ops.cumsum(value, axis=-1, reverse=True)  # r_k = sum_{j>=k} x_j
+        z_num, z_rest = head, rest[..., 1:]  # z_k / (1 - z_k) = x_k / r_{k+1}
+        free = ops.log(z_num) - ops.log(z_rest)
+        return free + self._offsets(free)
+
+    def log_det_jacobian(self, free: Any) -> Any:
+        log_z, log1m_z, log_r = self._parts(free)
+        return ops.sum(log_z + log1m_z + log_r, axis=-1)
+
+
+class CorrelationBijector(Bijector):
+    """Canonical partial correlations (Stan's ``cholesky_corr``): y in R^{n(n-1)/2} ->
+    z = tanh(y) laid row by row below the diagonal -> the Cholesky factor L of a correlation
+    matrix, L_ij = z_ij w_ij and L_ii = w_ii with w_ij = prod_{k<j} sqrt(1 - z_ik^2); for the
+    ``correlation_matrix`` support the value is R = L L^T.
+
+    log |J| onto L's strictly lower triangle: sum log(1 - z^2) + sum_{i>j} log w_ij; onto R's
+    strictly lower triangle it adds sum_i (n - 1 - i) log L_ii (0-based rows).
+    """
+
+    def free_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2:
+            raise ValueError(f"{self.constraint}: values must be [..., n, n] with n >= 2, got "
+                             f"{list(shape)}")
+        n = shape[-1]
+        return (*shape[:-2], n * (n - 1) // 2)
+
+    def value_shape(self, free_shape: tuple[int, ...]) -> tuple[int, ...]:
+        n = _tri_size_to_n(free_shape[-1], diagonal=False)
+        return (*free_shape[:-1], n, n)
+
+    def _cholesky(self, free: Any) -> tuple[Any, Any]:
+        n = _tri_size_to_n(free.shape[-1], diagonal=False)
+        z = _fill_tril(ops.tanh(free), n, -1)
+        log1m = _fill_tril(_log1m_tanh_sq(free), n, -1)
+        log_w = 0.5 * _exclusive_cumsum(log1m)
+        eye = ops.eye(n, dtype=free.dtype, backend=free.backend)
+        return (z + eye) * ops.exp(log_w), log_w
+
+    def forward(self, free: Any) -> Any:
+        L, _ = self._cholesky(free)
+        if self.constraint.kind == "correlation_cholesky":
+            return L
+        return ops.matmul(L, ops.swapaxes(L, -1, -2))
+
+    def inverse(self, value: Any) -> Any:
+        L = value if self.constraint.kind == "correlation_cholesky" else ops.cholesky(value)
+        lower = _read_tril(L, -1)
+        # w_ij = sqrt(1 - sum_{k<j} L_ik^2), read on the strict lower triangle only
+        w = ops.sqrt(_read_tril(1.0 - _exclusive_cumsum(ops.tril(L * L, -1)), -1))
+        z = lower / w
+        return 0.5 * (ops.log1p(z) - ops.log1p(-z))
+
+    def log_det_jacobian(self, free: Any) -> Any:
+        n = _tri_size_to_n(free.shape[-1], diagonal=False)
+        _, log_w = self._cholesky(free)
+        strict = _read_tril(log_w, -1)
+        out = ops.sum(_log1m_tanh_sq(free), axis=-1) + ops.sum(strict, axis=-1)
+        if self.constraint.kind == "correlation_matrix":
+            from ..ops.creation import tensor
+
+            eye = ops.eye(n, dtype=free.dtype, backend=free.backend)
+            log_diag = ops.sum(log_w * eye, axis=-1)  # log L_ii = log w_ii
+            weights = tensor([float(n - 1 - i) for i in range(n)], dtype=free.dtype,
+                             backend=free.backend)
+            out = out + ops.sum(log_diag * weights, axis=-1)
+        return out
+
+
+class PositiveDefiniteBijector(Bijector):
+    """y in R^{n(n+1)/2} -> lower-triangular L (row by row, diagonal exp(y_ii)) -> S = L L^T.
+
+    log |J| onto S's lower triangle: n log 2 + sum_i (n - i + 1) log L_ii (0-based rows)."""
+
+    def free_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"positive definite: values must be [..., n, n], got {list(shape)}")
+        n = shape[-1]
+        return (*shape[:-2], n * (n + 1) // 2)
+
+    def value_shape(self, free_shape: tuple[int, ...]) -> tuple[int, ...]:
+        n = _tri_size_to_n(free_shape[-1], diagonal=True)
+        return (*free_shape[:-1], n, n)
+
+    def _cholesky(self, free: Any) -> tuple[Any, Any]:
+        n = _tri_size_to_n(free.shape[-1], diagonal=True)
+        raw = _fill_tril(free, n, 0)
+        eye = ops.eye(n, dtype=free.dtype, backend=free.backend)
+        log_diag = ops.sum(raw * eye, axis=-1)
+        L = raw * (1.0 - eye) + eye * ops.expand_dims(ops.exp(log_diag), -1)
+        return L, log_diag
+
+    def forward(self, free: Any) -> Any:
+        L, _ = self._cholesky(free)
+        return ops.matmul(L, ops.swapaxes(L, -1, -2))
+
+    def inverse(self, value: Any) -> Any:
+        L = ops.cholesky(value)
+        eye = ops.eye(L.shape[-1], dtype=L.dtype, backend=L.backend)
+        log_diag = ops.log(ops.sum(L * eye, axis=-1))
+        return _read_tril(L * (1.0 - eye) + eye * ops.expand_dims(log_diag, -1), 0)
+
+    def log_det_jacobian(self, free: Any) -> Any:
+        from ..ops.creation import tensor
+
+        _, log_diag = self._cholesky(free)
+        n = log_diag.shape[-1]
+        weights = tensor([float(n - i + 1) for i in range(n)], dtype=free.dtype,
+                         backend=free.backend)
+        return n * math.log(2.0) + ops.sum(log_diag * weights, axis=-1)

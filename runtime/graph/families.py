@@ -20,7 +20,8 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 class Family:
     """``log_prob(value, **params)`` (elementwise, broadcasting), ``support(**params)``,
-    ``sample(generator, shape, **params)``; ``param_names`` in positional order."""
+    ``sample(generator, shape, **params)``, ``value_shape(**param_shapes)``; ``param_names``
+    in positional order."""
 
     name = "family"
     param_names: tuple[str, ...] = ()
@@ -28,10 +29,18 @@ class Family:
     def support(self, **params: Any) -> Constraint:
         return real
 
+    def value_shape(self, **param_shapes: tuple[int, ...]) -> tuple[int, ...]:
+        """Shape of one draw for parameters of these shapes (multivariate families add their
+        event axes); raises when the shapes do not fit together."""
+        from ..ops.shape import broadcast_shapes
+
+        return tuple(broadcast_shapes(*param_shapes.values()))
+
     def log_prob(self, value: Any, **params: Any) -> Any:
         raise NotImplementedError
 
-    def sample(self, generator: Any, shape: tuple[int, ...], **params: Any) -> Any:
+    def sample(self, generator: Any, shape: tuple[int, ...], /, **params: Any) -> Any:
+        # positional-only: greta families have parameters called "shape" (gamma, weibull)
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -46,6 +55,6 @@ class Normal(Family):
         z = (value - mean) / sd
         return -0.5 * z * z - ops.log(sd) - _HALF_LOG_2PI
 
-    def sample(self, generator: Any, shape: tuple[int, ...], *, mean: Any, sd: Any) -> Any:
+    def sample(self, generator: Any, shape: tuple[int, ...], /, *, mean: Any, sd: Any) -> Any:
         z = generator.normal(shape, dtype="float64")
         return mean + sd * z

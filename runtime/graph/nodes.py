@@ -98,8 +98,14 @@ class VariableNode(GraphNode):
         from ..ops.creation import zeros
 
         self.constraint = constraint
-        self.bijector: Bijector = biject_to(constraint)
-        reference = self.bijector.forward(zeros(shape, dtype, backend))
+        if constraint.bijectable:
+            self.bijector: Bijector | None = biject_to(constraint)
+            self.free_shape = self.bijector.free_shape(shape)
+            reference = self.bijector.forward(zeros(self.free_shape, dtype, backend))
+        else:  # discrete / observed-only: a placeholder until assigned to data
+            self.bijector = None
+            self.free_shape = tuple(shape)
+            reference = zeros(shape, dtype, backend)
         super().__init__((), reference, name)
 
     @property
@@ -108,7 +114,8 @@ class VariableNode(GraphNode):
 
     @property
     def size(self) -> int:
-        return math.prod(self.shape)
+        """Number of free (unconstrained) coordinates: ``prod(free_shape)``."""
+        return math.prod(self.free_shape)
 
 
 class OperationNode(GraphNode):

@@ -1,0 +1,354 @@
+"""greta's distributions as lazy variables: ``mu = lognormal(0, 1)`` is a positive variable with
+that prior; ``distribution(y, poisson(lam))`` assigns a likelihood to data.
+
+Argument names and orders follow greta (``normal(mean, sd)``, ``lognormal(meanlog, sdlog)``,
+``student(df, mu, sigma)``, ``gamma(shape, rate)``, ``beta(shape1, shape2)``,
+``negative_binomial(size, prob)``, ...; ``poisson(lambda_)`` since ``lambda`` is a Python
+keyword). Univariate families take ``dim`` (the shape of the variable, broadcasting the
+parameters); the continuous ones also ``truncation=(lower, upper)``, which renormalises the density
+through the CDF and makes the truncation interval the support of a prior. Multivariate families
+put the event on the last axis and take ``n_realisations`` (a leading axis of independent draws)
+and ``dimension`` (the event size, when the parameters do not fix it).
+
+Discrete families (bernoulli, binomial, beta_binomial, negative_binomial, poisson, categorical,
+multinomial) can only be observed: using one as a prior is refused when the model is built.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import ops
+from ...graph.model import make_distribution
+from ...graph.nodes import LazyArray
+from ...tensor import Tensor
+from . import families, sampling, special
+from .families import (
+    Bernoulli,
+    Beta,
+    BetaBinomial,
+    Binomial,
+    Categorical,
+    Cauchy,
+    ChiSquared,
+    Dirichlet,
+    Exponential,
+    Gamma,
+    InverseGamma,
+    Laplace,
+    LKJCorrelation,
+    Logistic,
+    LogNormal,
+    Multinomial,
+    MultivariateNormal,
+    NegativeBinomial,
+    Normal,
+    Pareto,
+    Poisson,
+    Student,
+    Truncated,
+    Uniform,
+    Weibull,
+)
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "bernoulli",
+    "beta",
+    "beta_binomial",
+    "binomial",
+    "categorical",
+    "cauchy",
+    "chi_squared",
+    "dirichlet",
+    "exponential",
+    "families",
+    "gamma",
+    "inverse_gamma",
+    "laplace",
+    "lkj_correlation",
+    "logistic",
+    "lognormal",
+    "multinomial",
+    "multivariate_normal",
+    "negative_binomial",
+    "normal",
+    "pareto",
+    "poisson",
+    "sampling",
+    "special",
+    "student",
+    "uniform",
+    "weibull",
+]
+
+# the public constructors (what tensorbridge re-exports)
+DISTRIBUTIONS = [
+    "bernoulli", "beta", "beta_binomial", "binomial", "categorical", "cauchy", "chi_squared",
+    "dirichlet", "exponential", "gamma", "inverse_gamma", "laplace", "lkj_correlation",
+    "logistic", "lognormal", "multinomial", "multivariate_normal", "negative_binomial", "normal",
+    "pareto", "poisson", "student", "uniform", "weibull",
+]
+
+# natural supports of the truncatable families: truncation bounds must lie inside
+_NATURAL = {"lognormal": (0.0, math.inf), "gamma": (0.0, math.inf),
+            "inverse_gamma": (0.0, math.inf), "weibull": (0.0, math.inf),
+            "exponential": (0.0, math.inf), "pareto": (0.0, math.inf),
+            "chi_squared": (0.0, math.inf), "beta": (0.0, 1.0)}
+
+
+def _unknown(x: Any) -> bool:
+    return isinstance(x, LazyArray) and not x.node.known
+
+
+def _host(x: Any) -> Any:
+    import numpy as np
+
+    if isinstance(x, LazyArray):
+        return np.asarray(x.node.reference.numpy(), dtype=np.float64)
+    if isinstance(x, Tensor):
+        return np.asarray(x.numpy(), dtype=np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+_CHECKS = {
+    "positive": (lambda v: v > 0, "positive"),
+    "nonnegative": (lambda v: v >= 0, "non-negative"),
+    "unit": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
+    "count": (lambda v: (v >= 0) & (v == v.round()), "a non-negative integer"),
+}
+
+
+def _validate(family: Any, params: dict[str, Any]) -> None:
+    """Check parameters that are known now (constants and data) against the family's needs."""
+    import numpy as np
+
+    for name, value in params.items():
+        if _unknown(value):
+            continue
+        v = _host(value)
+        if np.any(np.isnan(v)):
+            raise ValueError(f"{family.name}: {name} contains NaN")
+        kind = dict(family.param_checks).get(name)
+        if kind is None:
+            continue
+        test, words = _CHECKS[kind]
+        if not np.all(test(v)):
+            raise ValueError(f"{family.name}: {name} must be {words}, got {v.tolist()}")
+
+
+def _truncate(family: Any, truncation: Any) -> Any:
+    if truncation is None:
+        return family
+    try:
+        lower, upper = (float(t) for t in truncation)
+    except (TypeError, ValueError):
+        raise ValueError(f"{family.name}: truncation must be a pair (lower, upper), got "
+                         f"{truncation!r}") from None
+    if math.isnan(lower) or math.isnan(upper) or not lower < upper:
+        raise ValueError(f"{family.name}: truncation needs lower < upper, got "
+                         f"({lower}, {upper})")
+    lo, hi = _NATURAL.get(family.name, (-math.inf, math.inf))
+    if lower < lo or upper > hi:
+        raise ValueError(f"{family.name}: truncation ({lower:g}, {upper:g}) must lie inside the "
+                         f"support ({lo:g}, {hi:g})")
+    if lower <= lo and upper >= hi:
+        return family  # truncation to the whole support: nothing to do
+    return Truncated(family, lower, upper)
+
+
+def _make(family: Any, params: dict[str, Any], dim: Any = None, truncation: Any = None
+          ) -> LazyArray:
+    _validate(family, params)
+    return make_distribution(_truncate(family, truncation), params, dim)
+
+
+# -- univariate continuous ------------------------------------------------------------------------
+def uniform(min: Any, max: Any, dim: Any = None) -> LazyArray:
+    """Uniform on [min, max]; as a prior min and max must be fixed scalars."""
+    import numpy as np
+
+    fixed = not (_unknown(min) or _unknown(max))
+    if fixed and not np.all(_host(min) < _host(max)):
+        raise ValueError(f"uniform: max must be greater than min, got min={_host(min).tolist()}"
+                         f", max={_host(max).tolist()}")
+    return _make(Uniform(fixed=fixed), {"min": min, "max": max}, dim)
+
+
+def normal(mean: Any, sd: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    """A normal distribution: a prior when used as a variable (``mu = normal(0, 10)``), or a
+    likelihood via ``distribution(y, normal(mu, sd))``."""
+    return _make(Normal(), {"mean": mean, "sd": sd}, dim, truncation)
+
+
+def lognormal(meanlog: Any, sdlog: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(LogNormal(), {"meanlog": meanlog, "sdlog": sdlog}, dim, truncation)
+
+
+def student(df: Any, mu: Any, sigma: Any, dim: Any = None, truncation: Any = None
+            ) -> LazyArray:
+    return _make(Student(), {"df": df, "mu": mu, "sigma": sigma}, dim, truncation)
+
+
+def cauchy(location: Any, scale: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Cauchy(), {"location": location, "scale": scale}, dim, truncation)
+
+
+def logistic(location: Any, scale: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Logistic(), {"location": location, "scale": scale}, dim, truncation)
+
+
+def laplace(mu: Any, sigma: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Laplace(), {"mu": mu, "sigma": sigma}, dim, truncation)
+
+
+def exponential(rate: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Exponential(), {"rate": rate}, dim, truncation)
+
+
+def gamma(shape: Any, rate: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Gamma(), {"shape": shape, "rate": rate}, dim, truncation)
+
+
+def inverse_gamma(alpha: Any, beta: Any, dim: Any = None, truncation: Any = None
+                  ) -> LazyArray:
+    return _make(InverseGamma(), {"alpha": alpha, "beta": beta}, dim, truncation)
+
+
+def weibull(shape: Any, scale: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Weibull(), {"shape": shape, "scale": scale}, dim, truncation)
+
+
+def pareto(a: Any, b: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    """Pareto with shape ``a`` and scale ``b`` (support x >= b); as a prior b must be fixed."""
+    return _make(Pareto(fixed=not _unknown(b)), {"a": a, "b": b}, dim, truncation)
+
+
+def beta(shape1: Any, shape2: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(Beta(), {"shape1": shape1, "shape2": shape2}, dim, truncation)
+
+
+def chi_squared(df: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    return _make(ChiSquared(), {"df": df}, dim, truncation)
+
+
+# -- discrete -------------------------------------------------------------------------------------
+def bernoulli(prob: Any, dim: Any = None) -> LazyArray:
+    return _make(Bernoulli(), {"prob": prob}, dim)
+
+
+def binomial(size: Any, prob: Any, dim: Any = None) -> LazyArray:
+    return _make(Binomial(), {"size": size, "prob": prob}, dim)
+
+
+def beta_binomial(size: Any, alpha: Any, beta: Any, dim: Any = None) -> LazyArray:
+    return _make(BetaBinomial(), {"size": size, "alpha": alpha, "beta": beta}, dim)
+
+
+def poisson(lambda_: Any, dim: Any = None) -> LazyArray:
+    return _make(Poisson(), {"lambda_": lambda_}, dim)
+
+
+def negative_binomial(size: Any, prob: Any, dim: Any = None) -> LazyArray:
+    """Failures before the ``size``-th success (greta/R parameterisation)."""
+    return _make(NegativeBinomial(), {"size": size, "prob": prob}, dim)
+
+
+# -- multivariate ---------------------------------------------------------------------------------
+def _as_param(x: Any) -> Any:
+    if isinstance(x, LazyArray):
+        return x
+    t = x if isinstance(x, Tensor) else ops.tensor(x, dtype="float64")
+    return t if t.dtype.name == "float64" else ops.cast(t, "float64")
+
+
+def _event_param(x: Any, name: str, fname: str, dimension: int | None) -> Any:
+    """A parameter with the event on its last axis, widened to ``dimension`` if given."""
+    x = _as_param(x)
+    if dimension is None:
+        if x.ndim == 0:
+            raise ValueError(f"{fname}: {name} is a scalar; give a vector or set dimension")
+        return x
+    dimension = int(dimension)
+    if x.ndim and x.shape[-1] == dimension:
+        return x
+    if x.ndim == 0 or x.shape[-1] == 1:
+        return ops.broadcast_to(x, (*x.shape[:-1], dimension) if x.ndim else (dimension,))
+    raise ValueError(f"{fname}: {name} has {x.shape[-1]} entries on its last axis but "
+                     f"dimension is {dimension}")
+
+
+def _realisations(family: Any, params: dict[str, Any], n_realisations: Any) -> Any:
+    if n_realisations is None:
+        return None
+    n = int(n_realisations)
+    if n < 1:
+        raise ValueError(f"{family.name}: n_realisations must be a positive integer, got "
+                         f"{n_realisations!r}")
+    shape = family.value_shape(**{k: tuple(v.shape) for k, v in params.items()})
+    return (n, *shape[len(shape) - family.event_ndim:])
+
+
+def _make_mv(family: Any, params: dict[str, Any], n_realisations: Any) -> LazyArray:
+    _validate(family, params)
+    return make_distribution(family, params, _realisations(family, params, n_realisations))
+
+
+def dirichlet(alpha: Any, n_realisations: Any = None, dimension: Any = None) -> LazyArray:
+    """Dirichlet over the simplex along the last axis."""
+    alpha = _event_param(alpha, "alpha", "dirichlet", dimension)
+    return _make_mv(Dirichlet(), {"alpha": alpha}, n_realisations)
+
+
+def categorical(prob: Any, n_realisations: Any = None, dimension: Any = None) -> LazyArray:
+    """One-hot categorical draws (values are one-hot rows, as in greta); ``prob`` is normalised
+    along its last axis."""
+    prob = _event_param(prob, "prob", "categorical", dimension)
+    return _make_mv(Categorical(), {"prob": prob}, n_realisations)
+
+
+def multinomial(size: Any, prob: Any, n_realisations: Any = None, dimension: Any = None
+                ) -> LazyArray:
+    """Counts of ``size`` draws over the categories of ``prob`` (normalised, last axis)."""
+    prob = _event_param(prob, "prob", "multinomial", dimension)
+    return _make_mv(Multinomial(), {"size": _as_param(size), "prob": prob}, n_realisations)
+
+
+def multivariate_normal(mean: Any, Sigma: Any = None, n_realisations: Any = None,
+                        dimension: Any = None, *, cholesky: Any = None) -> LazyArray:
+    """Multivariate normal over the last axis, with covariance ``Sigma`` (factored here) or its
+    lower Cholesky factor ``cholesky`` (the family's parameterisation)."""
+    import numpy as np
+
+    if (Sigma is None) == (cholesky is None):
+        raise ValueError("multivariate_normal: give exactly one of Sigma or cholesky")
+    if cholesky is None:
+        Sigma = _as_param(Sigma)
+        if Sigma.ndim < 2 or Sigma.shape[-1] != Sigma.shape[-2]:
+            raise ValueError(f"multivariate_normal: Sigma must be square [..., K, K], got "
+                             f"{list(Sigma.shape)}")
+        if not _unknown(Sigma):
+            s = _host(Sigma)
+            if not np.allclose(s, np.swapaxes(s, -1, -2)):
+                raise ValueError("multivariate_normal: Sigma must be symmetric")
+            try:
+                np.linalg.cholesky(s)
+            except np.linalg.LinAlgError:
+                raise ValueError("multivariate_normal: Sigma must be positive definite") from None
+        chol = ops.cholesky(Sigma)
+    else:
+        chol = _as_param(cholesky)
+    k = chol.shape[-1] if chol.ndim >= 2 else None
+    if dimension is not None and k is not None and int(dimension) != k:
+        raise ValueError(f"multivariate_normal: dimension {dimension} does not match the "
+                         f"{k} x {k} covariance")
+    mean = _event_param(mean, "mean", "multivariate_normal", k)
+    return _make_mv(MultivariateNormal(), {"mean": mean, "cholesky": chol}, n_realisations)
+
+
+def lkj_correlation(eta: Any, dimension: int = 2) -> LazyArray:
+    """LKJ prior on a ``dimension`` x ``dimension`` correlation matrix (density proportional
+    to det(R)^(eta - 1))."""
+    family = LKJCorrelation(int(dimension))
+    return _make_mv(family, {"eta": _as_param(eta)}, None)
