@@ -144,3 +144,23 @@ def test_bad_arguments() -> None:
         mcmc(m, chains=0)
     with pytest.raises(ValueError, match="target_accept"):
         nuts(target_accept=1.5)
+
+
+def test_beta_binomial_conjugate_posterior() -> None:
+    p = tb.beta(2.0, 3.0)
+    tb.distribution(tb.as_data([7.0, 4.0]), tb.binomial(10, p))
+    m = tb.model(p)
+    d = mcmc(m, n_samples=1000, warmup=500, chains=4, seed=7, progress=False)
+    a, b = 2 + 11, 3 + 9  # Beta(2 + successes, 3 + failures)
+    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
+    _within_mc_error(d["p"], mean, var, d.summary()["p"]["ess_bulk"])
+
+
+def test_gamma_poisson_conjugate_posterior() -> None:
+    counts = np.array([3.0, 5.0, 2.0, 4.0, 6.0])
+    lam = tb.gamma(2.0, 1.0)
+    tb.distribution(tb.as_data(counts), tb.poisson(lam))
+    m = tb.model(lam)
+    d = mcmc(m, n_samples=1000, warmup=500, chains=4, seed=8, progress=False)
+    shape, rate = 2 + counts.sum(), 1 + counts.size
+    _within_mc_error(d["lam"], shape / rate, shape / rate**2, d.summary()["lam"]["ess_bulk"])
