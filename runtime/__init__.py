@@ -7,7 +7,7 @@ Everything here is re-exported as ``tensorbridge``::
     tb.grad(lambda x: tb.tanh(x @ x).sum())(x)
 """
 
-from . import dtypes, random
+from . import dtypes, layers, random
 from .autodiff import (
     CustomPrimitive,
     Primitive,
@@ -132,6 +132,7 @@ __all__ = [
     "jvp",
     "keep",
     "kernel_table",
+    "layers",
     "list_backends",
     "memory",
     "model",
