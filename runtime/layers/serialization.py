@@ -387,15 +387,25 @@ def from_artifacts(doc: dict[str, Any], blob: bytes, compile: bool = True) -> An
         from . import optimizers as _optimizers
 
         model.compile(optimizer=_optimizers.get(tc["optimizer_config"]),
-                      loss=_decode_spec(tc.get("loss")), metrics=_decode_spec(tc.get("metrics")),
+                      loss=_decode_spec(tc.get("loss"), "loss"),
+                      metrics=_decode_spec(tc.get("metrics"), "metric"),
                       loss_weights=tc.get("loss_weights"))
         _restore_optimizer(model, doc, blob)
     return model
 
 
-def _decode_spec(spec: Any) -> Any:
-    """Saved loss/metric specs: names stay names, ``{"class_name", "config"}`` become objects
-    lazily (``losses.get``/``metrics.get`` accept both)."""
+def _decode_spec(spec: Any, kind: str) -> Any:
+    """Saved loss/metric specs back to what ``compile`` takes: names stay names, serialised
+    objects (``{"class_name", "config"}``) become objects, lists and per-output dicts recurse."""
+    from . import losses as _losses
+    from . import metrics as _metrics
+
+    if isinstance(spec, list):
+        return [_decode_spec(s, kind) for s in spec]
+    if isinstance(spec, dict):
+        if set(spec) == {"class_name", "config"}:
+            return (_losses if kind == "loss" else _metrics).get(spec)
+        return {k: _decode_spec(v, kind) for k, v in spec.items()}
     return spec
 
 

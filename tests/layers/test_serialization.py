@@ -195,3 +195,23 @@ def test_layers_import_without_numpy() -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "(None, 3) 2"
+
+
+def test_loss_and_metric_objects_survive_save_and_load(tmp_path) -> None:
+    import numpy as np
+
+    import tensorbridge as tb
+
+    L = tb.layers
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 8)).astype("float32")
+    y = rng.integers(0, 3, 64).astype("int32")
+    model = L.Sequential([L.Dense(3, input_shape=(8,))])
+    model.compile(optimizer="adam",
+                  loss=L.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    model.fit(x, y, epochs=1, batch_size=16, verbose=0)
+    model.save(tmp_path / "m.zip")
+    again = L.load_model(tmp_path / "m.zip")
+    np.testing.assert_allclose(again.predict(x).numpy(), model.predict(x).numpy(), rtol=1e-6)
+    assert again.evaluate(x, y, verbose=0) is not None
