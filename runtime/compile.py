@@ -36,6 +36,8 @@ def function(fn: Callable[..., Any] | None = None, *, backend: Any = None) -> An
 
 
 def _backend_of(args: Any) -> Any:
+    if args and isinstance(args[0], Tensor):
+        return args[0].backend
     for leaf in tree_leaves(list(args)):
         if isinstance(leaf, Tensor):
             return leaf.backend

@@ -22,7 +22,7 @@ from typing import Any
 
 from .autodiff import core as _prim_mod
 from .pytree import tree_flatten, tree_unflatten
-from .tensor import Tensor
+from .tensor import ConcreteTensor, Tensor
 
 __all__ = ["Recorder", "StagedFunction", "note_concretization"]
 
@@ -156,6 +156,15 @@ class StagedFunction:
         return (treedef, tuple(parts))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and all(a.__class__ is ConcreteTensor for a in args):
+            # fast path: positional concrete tensors, keyed without building a tree
+            key = ("flat", *((a.shape, a.dtype, a.backend) for a in args))
+            prog = self.cache.get(key)
+            if prog is not None and prog != "eager":
+                return prog.run(self.backend, [a._raw() for a in args])  # type: ignore[union-attr]
+            if prog is None:
+                leaves, treedef = list(args), None
+                return self._trace(key, leaves, treedef, args, kwargs)
         leaves, treedef = tree_flatten((args, kwargs))
         key = self._key(leaves, treedef)
         prog = self.cache.get(key) if key is not None else "eager"
