@@ -107,18 +107,37 @@ class _Program:
 
     def __init__(self, rec: Recorder, in_slots: list[int], out_def: Any,
                  out_items: list[Any]) -> None:
-        needed = {s for kind, s in out_items if kind == "slot"}
+        consts = dict(rec.consts)
+        alias: dict[int, int] = {}  # slot -> the earlier slot computing the same value
+        seen: dict[Any, int] = {}
+        live_steps = []
+        for kernel, refs, params, out in rec.steps:
+            refs = tuple(alias.get(r, r) for r in refs)
+            if all(r in consts for r in refs):
+                # constant folding: inputs fixed at trace time (data, constant parameters)
+                consts[out] = kernel(*[consts[r] for r in refs], **params)
+                continue
+            key = _step_key(kernel, refs, params)
+            if key is not None and key in seen:  # common subexpression
+                alias[out] = seen[key]
+                continue
+            if key is not None:
+                seen[key] = out
+            live_steps.append((kernel, refs, params, out))
+        items = [(kind, alias.get(v, v)) if kind == "slot" else (kind, v)
+                 for kind, v in out_items]
+        needed = {v for kind, v in items if kind == "slot"}
         kept = []
-        for step in reversed(rec.steps):  # dead-code elimination
+        for step in reversed(live_steps):  # dead-code elimination
             if step[3] in needed:
                 kept.append(step)
-                needed.update(r for r in step[1])
+                needed.update(step[1])
         self.steps = tuple(reversed(kept))
-        self.consts = tuple((s, v) for s, v in rec.consts if s in needed)
+        self.consts = tuple((s, v) for s, v in consts.items() if s in needed)
         self.nslots = rec.nslots
         self.in_slots = tuple(in_slots)
         self.out_def = out_def
-        self.out_items = out_items
+        self.out_items = items
 
     def run(self, backend: Any, raws: list[Any]) -> Any:
         slots: list[Any] = [None] * self.nslots
@@ -130,6 +149,15 @@ class _Program:
             slots[out] = kernel(*[slots[r] for r in refs], **params)
         leaves = [backend.wrap(slots[v]) if kind == "slot" else v for kind, v in self.out_items]
         return tree_unflatten(self.out_def, leaves)
+
+
+def _step_key(kernel: Any, refs: tuple[int, ...], params: dict[str, Any]) -> Any:
+    try:
+        key = (kernel, refs, tuple(sorted(params.items())))
+        hash(key)
+        return key
+    except TypeError:
+        return None
 
 
 class StagedFunction:
