@@ -19,12 +19,20 @@ host registers a :class:`MainThreadExecutor` for its language; then:
 
 Calls queued by a cancelled worker are refused (they raise Cancelled in the worker) rather than
 run, so a cancelled job cannot enter the host again.
+
+Without threads (Pyodide: one thread, no ``threading.Thread.start``; see :data:`THREADS`) there
+is nothing to dispatch: every call already is on the main thread, so ``submit`` calls directly
+and host callbacks run synchronously. ``run`` then runs the job inline on the main thread with
+its token bound; the interrupt poll and the timeout are checked at the job's safe points
+(``check_cancelled()``, ``token.check()``, any call into the host), where they cancel it, and
+a ``KeyboardInterrupt`` raised in the job (Pyodide's interrupt buffer) is the host's interrupt.
+A job that returns a coroutine hands it back unchanged, for the host's event loop to drive.
 """
 
 from __future__ import annotations
 
-import ctypes
 import queue
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -52,6 +60,18 @@ __all__ = [
     "unregister_host",
 ]
 
+def _threads_available() -> bool:
+    """False where Python cannot start threads (Emscripten builds without pthreads)."""
+    info = getattr(sys, "_emscripten_info", None)
+    if info is not None:
+        return bool(getattr(info, "pthreads", False))
+    return sys.platform not in ("emscripten", "wasi")
+
+
+#: Whether :meth:`MainThreadExecutor.run` can use a worker thread (False in Pyodide). Tests
+#: set it to False to exercise the single-threaded path on CPython.
+THREADS = _threads_available()
+
 _local = threading.local()
 _UNSET: Any = object()
 _WAKE = object()  # queued by a finishing worker so the pump returns at once
@@ -60,13 +80,16 @@ _CHECK_INTERVAL = 0.05  # how often a waiting caller checks for cancellation, st
 
 class CancellationToken:
     """Cooperative cancellation. Long work checks ``token.cancelled`` or calls
-    ``token.check()`` (raises :class:`Cancelled`) at its safe points."""
+    ``token.check()`` (raises :class:`Cancelled`) at its safe points. ``poll`` (optional) runs
+    at each ``check()``: a job run inline (no threads) uses it to look for interrupts and its
+    deadline."""
 
-    __slots__ = ("cancelled", "reason")
+    __slots__ = ("cancelled", "poll", "reason")
 
-    def __init__(self) -> None:
+    def __init__(self, poll: Callable[[CancellationToken], None] | None = None) -> None:
         self.cancelled = False
         self.reason = ""
+        self.poll = poll
 
     def cancel(self, reason: str = "cancelled") -> None:
         if not self.cancelled:
@@ -74,6 +97,8 @@ class CancellationToken:
             self.cancelled = True  # set last: a reader that sees True also sees the reason
 
     def check(self) -> None:
+        if self.poll is not None and not self.cancelled:
+            self.poll(self)
         if self.cancelled:
             raise Cancelled(self.reason)
 
@@ -100,8 +125,11 @@ def current_token() -> CancellationToken | None:
 def check_cancelled() -> None:
     """A safe point: raise :class:`Cancelled` if this thread's job was cancelled."""
     token = getattr(_local, "token", None)
-    if token is not None and token.cancelled:
-        raise Cancelled(token.reason)
+    if token is not None:
+        if token.poll is not None and not token.cancelled:
+            token.poll(token)
+        if token.cancelled:
+            raise Cancelled(token.reason)
 
 
 class _Call:
@@ -363,11 +391,14 @@ class MainThreadExecutor:
         The worker's :func:`current_token` is cancelled on interrupt or ``timeout``; ``run``
         then waits for the worker to end and raises ``self.interrupt()`` (or
         :class:`DispatchTimeoutError`). Called off the main thread (a job nested in a job), ``fn``
-        just runs in the calling thread."""
+        just runs in the calling thread. Without threads (:data:`THREADS` false) the job runs
+        inline on the main thread (see the module docs)."""
         if not self.is_main_thread():
             return fn(*args, **(kwargs or {}))
         if self._closed:
             raise HostClosedError(f"{self.name}: the host is closed")
+        if not THREADS:
+            return self._run_inline(fn, args, kwargs or {}, timeout)
         token = CancellationToken()
         outcome: dict[str, Any] = {}
         kw = kwargs or {}
@@ -420,6 +451,50 @@ class MainThreadExecutor:
             error = outcome.pop("error")
             raise error
         return outcome["result"]
+
+    def _run_inline(
+        self, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any], timeout: float | None
+    ) -> Any:
+        """``run`` without threads: the job runs here; interrupts and the deadline are looked
+        for at its safe points (at most every ``poll_interval`` s)."""
+        deadline = None if timeout is None else monotonic() + timeout
+        next_poll = [0.0]
+
+        def poll(token: CancellationToken) -> None:
+            now = monotonic()
+            if deadline is not None and now >= deadline:
+                token.cancel("timeout")
+            elif self.poll_interrupt is not None and now >= next_poll[0]:
+                next_poll[0] = now + self.poll_interval
+                if self.poll_interrupt():
+                    token.cancel("interrupt")
+
+        token = CancellationToken(poll)
+        previous = getattr(_local, "token", None)
+        _local.token = token
+        self._depth += 1
+        if handles._pending:
+            handles.drain()
+        try:
+            return fn(*args, **kwargs)
+        except Cancelled:
+            if token.reason == "timeout":
+                raise DispatchTimeoutError(
+                    f"{self.name}: {_name_of(fn)} did not finish within {timeout} s; it was "
+                    f"cancelled"
+                ) from None
+            if token.reason == "interrupt":
+                raise self.interrupt() from None
+            raise
+        except KeyboardInterrupt:
+            token.cancel("interrupt")
+            raise self.interrupt() from None
+        finally:
+            _local.token = previous
+            self._depth -= 1
+            self._last_service = monotonic()
+            if self._queue.qsize():  # posted releases of foreign objects
+                self._pump(0.0, None, None)
 
     def _stop_worker(
         self, worker: threading.Thread, token: CancellationToken, outcome: dict[str, Any],
@@ -501,6 +576,8 @@ def _async_raise(thread: threading.Thread, exc_type: type[BaseException]) -> Non
     job that never reaches a safe point; it cannot interrupt C code)."""
     if thread.ident is None or not thread.is_alive():
         return
+    import ctypes
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(thread.ident), ctypes.py_object(exc_type)
     )
@@ -554,3 +631,15 @@ def call_on_main(
     if host is None:
         return fn(*args, **(kwargs or {}))
     return host.submit(fn, args, kwargs, timeout=timeout)
+
+
+def _register_runtime_safe_point() -> None:
+    """Let long runtime loops (mcmc, fit) stop at their safe points when a job is cancelled."""
+    try:
+        from tensorbridge.runtime.interrupts import register_safe_point
+    except ImportError:  # the bridge used without the runtime
+        return
+    register_safe_point(check_cancelled)
+
+
+_register_runtime_safe_point()

@@ -21,6 +21,7 @@ from typing import Any
 from .. import dtypes as D
 from .. import random as _random
 from ..backends import get_backend
+from ..interrupts import safe_point
 from ..tensor import Tensor
 from . import data as _data
 from . import losses as _losses
@@ -447,6 +448,7 @@ class Model(Layer):
             cb.on_epoch_begin(epoch)
             loss_sum, seen = 0.0, 0
             for step, idx in enumerate(batches.epoch()):
+                safe_point()  # a host's interrupt stops here, between batches
                 if cb.batch_hooks:
                     cb.on_train_batch_begin(step, {"batch": step, "size": 0})
                 xb = self._batch(xs, idx, in_dt, be)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..interrupts import safe_point
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
 from .adaptation import regularised_variance as _reg_var
 from .draws import Draws
@@ -150,6 +151,11 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
     try:
         for i in range(total):
             if should_stop is not None and should_stop():
+                interrupted = True
+                break
+            try:
+                safe_point()
+            except BaseException:  # a host's interrupt (bridge cancellation): keep the draws
                 interrupted = True
                 break
             z, st = transition(z, step)

@@ -164,3 +164,26 @@ def test_gamma_poisson_conjugate_posterior() -> None:
     d = mcmc(m, n_samples=1000, warmup=500, chains=4, seed=8, progress=False)
     shape, rate = 2 + counts.sum(), 1 + counts.size
     _within_mc_error(d["lam"], shape / rate, shape / rate**2, d.summary()["lam"]["ess_bulk"])
+
+
+def test_safe_point_hook_interrupts_and_keeps_draws() -> None:
+    from tensorbridge.runtime.interrupts import register_safe_point, unregister_safe_point
+
+    m, _, _ = _normal_normal()
+    calls = {"n": 0}
+
+    class HostInterrupt(BaseException):
+        pass
+
+    def hook() -> None:
+        calls["n"] += 1
+        if calls["n"] > 25:
+            raise HostInterrupt
+
+    register_safe_point(hook)
+    try:
+        with pytest.warns(RuntimeWarning, match="interrupted"):
+            d = mcmc(m, n_samples=100, warmup=20, chains=2, seed=0, progress=False)
+    finally:
+        unregister_safe_point(hook)
+    assert d.interrupted and d.n_draws == 5
