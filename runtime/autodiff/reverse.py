@@ -18,40 +18,44 @@ from .core import Primitive, Trace, Tracer, bind
 
 __all__ = ["Node", "ReverseTrace", "ReverseTracer", "backward"]
 
-class Node:
-    __slots__ = ("ans", "args", "g", "params", "parents", "prim")
-
-    def __init__(
-        self,
-        prim: Primitive | None,
-        args: Sequence[Any],
-        params: dict[str, Any],
-        ans: Any,
-        parents: list[tuple[int, Node]],
-    ) -> None:
-        self.prim = prim
-        self.args = args
-        self.params = params
-        self.ans = ans
-        self.parents = parents
-        self.g: Any = None  # cotangent accumulated during a backward walk
-
-
 class ReverseTracer(Tracer):
-    __slots__ = ("_node",)
+    """A value under reverse-mode tracing; it is also its own tape entry: the primitive that made
+    it, that call's inputs and parameters, and the tracers it read (one object per traced op)."""
 
-    _node: Node
+    __slots__ = ("args", "g", "params", "parents", "prim")
+
+    prim: Primitive | None
+    args: Sequence[Any]
+    params: dict[str, Any]
+    parents: list[tuple[int, ReverseTracer]]
+    g: Any  # cotangent accumulated during a backward walk
+
+    @property
+    def _node(self) -> ReverseTracer:
+        return self
+
+    @property
+    def ans(self) -> Any:
+        return self._primal
 
 
-def new_reverse_tracer(primal: Any, trace: Trace, node: Node) -> ReverseTracer:
+Node = ReverseTracer  # a tape entry is the tracer itself
+
+
+def new_reverse_tracer(primal: Any, trace: Trace, prim: Primitive | None, args: Sequence[Any],
+                       params: dict[str, Any], parents: list[tuple[int, Any]]) -> ReverseTracer:
     t = object.__new__(ReverseTracer)
     t._data = None
     t._primal = primal
     t._trace = trace
-    t._node = node
     t.shape = primal.shape
     t.dtype = primal.dtype
     t.backend = primal.backend
+    t.prim = prim
+    t.args = args
+    t.params = params
+    t.parents = parents
+    t.g = None
     return t
 
 
@@ -60,14 +64,14 @@ class ReverseTrace(Trace):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tape: list[Node] = []
+        self.tape: list[ReverseTracer] = []
 
     def leaf(self, value: Any) -> ReverseTracer:
-        return new_reverse_tracer(value, self, Node(None, (), {}, value, []))
+        return new_reverse_tracer(value, self, None, (), {}, [])
 
     def process(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         primals = list(args)
-        parents: list[tuple[int, Node]] = []
+        parents: list[tuple[int, ReverseTracer]] = []
         lower = False  # does a tracer of an enclosing transformation remain?
         i = 0
         for a in args:
@@ -75,7 +79,7 @@ class ReverseTrace(Trace):
                 if a._trace is self:
                     p = a._primal
                     primals[i] = p
-                    parents.append((i, a._node))
+                    parents.append((i, a))
                     if isinstance(p, Tracer):
                         lower = True
                 else:
@@ -89,9 +93,9 @@ class ReverseTrace(Trace):
         for i, _ in parents:
             if i >= len(rules) or rules[i] is None:
                 prim.vjp_rule(i)  # raises at the op that cannot be differentiated
-        node = Node(prim, primals, params, ans, parents)
-        self.tape.append(node)
-        return new_reverse_tracer(ans, self, node)
+        out = new_reverse_tracer(ans, self, prim, primals, params, parents)
+        self.tape.append(out)
+        return out
 
 
 def backward(trace: ReverseTrace, roots: Sequence[tuple[Node, Any]],
@@ -115,7 +119,7 @@ def backward(trace: ReverseTrace, roots: Sequence[tuple[Node, Any]],
             node.g = None
             args = node.args
             params = node.params
-            ans = node.ans
+            ans = node._primal
             rules = node.prim.vjp_rules
             for i, parent in node.parents:
                 gi = rules[i](gn, ans, *args, **params)
