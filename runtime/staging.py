@@ -103,7 +103,7 @@ def note_concretization(what: str) -> None:
 
 
 class _Program:
-    __slots__ = ("consts", "in_slots", "nslots", "out_def", "out_items", "steps")
+    __slots__ = ("_fn", "consts", "in_slots", "nslots", "out_def", "out_items", "steps")
 
     def __init__(self, rec: Recorder, in_slots: list[int], out_def: Any,
                  out_items: list[Any]) -> None:
@@ -138,16 +138,32 @@ class _Program:
         self.in_slots = tuple(in_slots)
         self.out_def = out_def
         self.out_items = items
+        self._fn = self._generate()
+
+    def _generate(self) -> Any:
+        """Python source for the straight-line program: one local variable per slot, kernels,
+        constants and parameters bound as globals of the generated function."""
+        env: dict[str, Any] = {}
+        lines = [f"def program({', '.join(f'v{s}' for s in self.in_slots)}):"]
+        for s, v in self.consts:
+            env[f"c{s}"] = v
+            lines.append(f"    v{s} = c{s}")
+        for i, (kernel, refs, params, out) in enumerate(self.steps):
+            env[f"k{i}"] = kernel
+            args = [f"v{r}" for r in refs]
+            for name, value in params.items():
+                env[f"p{i}_{name}"] = value
+                args.append(f"{name}=p{i}_{name}")
+            lines.append(f"    v{out} = k{i}({', '.join(args)})")
+        outs = [f"v{v}" for kind, v in self.out_items if kind == "slot"]
+        lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        exec("\n".join(lines), env)  # the source is generated from our own recording
+        return env["program"]
 
     def run(self, backend: Any, raws: list[Any]) -> Any:
-        slots: list[Any] = [None] * self.nslots
-        for s, v in self.consts:
-            slots[s] = v
-        for s, v in zip(self.in_slots, raws):
-            slots[s] = v
-        for kernel, refs, params, out in self.steps:
-            slots[out] = kernel(*[slots[r] for r in refs], **params)
-        leaves = [backend.wrap(slots[v]) if kind == "slot" else v for kind, v in self.out_items]
+        results = iter(self._fn(*raws))
+        leaves = [backend.wrap(next(results)) if kind == "slot" else v
+                  for kind, v in self.out_items]
         return tree_unflatten(self.out_def, leaves)
 
 

@@ -33,6 +33,10 @@ class PhasePoint:
 
     def select(self, mask: np.ndarray, other: PhasePoint) -> PhasePoint:
         """Per chain: this point where ``mask``, else ``other``."""
+        if mask.all():  # the common cases: every chain takes the same side
+            return self
+        if not mask.any():
+            return other
         m = mask[:, None]
         return PhasePoint(np.where(m, self.q, other.q), np.where(m, self.p, other.p),
                           np.where(mask, self.logp, other.logp),

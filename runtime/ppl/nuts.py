@@ -88,7 +88,8 @@ class _Builder:
         self.sum_metro += np.where(active, metro, 0.0)
         self.divergent |= active & divergent
         ps = self.inv_metric * z_new.p
-        return _Subtree(z_new, z_new, ps, ps, z_new.p.copy(), z_new.p, z_new.p, log_w,
+        # arrays are never modified in place, so sharing them between fields is safe
+        return _Subtree(z_new, z_new, ps, ps, z_new.p, z_new.p, z_new.p, log_w,
                         ~divergent)
 
 
@@ -106,7 +107,7 @@ def nuts_transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, ta
     ps0 = inv_metric * p0
     p_minus = p_plus = p0
     ps_minus = ps_plus = ps0
-    rho = p0.copy()
+    rho = p0
     log_weight = np.zeros(b)
     alive = np.ones(b, dtype=bool)
     depth = np.zeros(b, dtype=np.int64)
