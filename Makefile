@@ -12,28 +12,46 @@ VENV2  := .venv-numpy2
 PY2    := $(VENV2)/bin/python
 
 JS     := js-client
+# R from Debian only (CRAN is unreachable); rpy2 for Debian's R 4.2 is pinned in the `r` extra
+R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat
+R_ENV  := TENSORBRIDGE_PYTHON=$(CURDIR)/$(PY) TENSORBRIDGE_REQUIRE_PYTHON=1
+RPY2   := RPY2_CFFI_MODE=API
 
-.PHONY: demo test test-python test-numpy2 test-js test-browser js lint bench setup setup-test \
-	clean
+.PHONY: demo test test-python test-numpy2 test-js test-browser test-r js lint bench bench-r \
+	setup setup-test clean
 
 ## demo: create .venv, install the runtime, run the main job on the NumPy backend
 demo: $(VENV)/.demo-deps
 	$(PY) examples/demo.py
 
 ## test: install every suite's dependencies, then run every suite
-test: setup-test lint test-python test-numpy2 test-js test-browser
+test: setup-test lint test-python test-numpy2 test-r test-js test-browser
 	@echo "make test: all suites passed"
 
-setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps
+setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps $(VENV)/.r-deps
 
 lint: $(VENV)/.test-deps
 	$(PY) -m ruff check .
 
 test-python: $(VENV)/.test-deps
-	TENSORBRIDGE_REQUIRE_TF=1 $(PY) -m pytest tests
+	TENSORBRIDGE_REQUIRE_TF=1 $(PY) -m pytest tests --ignore=tests/r
 
 test-numpy2: $(VENV2)/.test-deps
 	$(PY2) -m pytest tests/runtime tests/bridge -p no:cacheprovider
+
+## test-r: install the R package, R CMD check it, run testthat and the rpy2-hosted pytest suite
+$(VENV)/.r-deps: $(VENV)/.test-deps pyproject.toml
+	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(R_DEBS); }
+	$(RPY2) $(PIP) install $(NUMPY1) -e ".[dev,tensorflow,r]"
+	touch $@
+
+test-r: $(VENV)/.r-deps
+	R CMD INSTALL --no-multiarch r-client
+	cd r-client && rm -rf tensorbridge.Rcheck tensorbridge_*.tar.gz && R CMD build . && \
+	  $(R_ENV) R CMD check --no-manual tensorbridge_*.tar.gz
+	$(R_ENV) Rscript -e 'testthat::test_dir("r-client/tests/testthat", package = "tensorbridge", load_package = "installed", stop_on_failure = TRUE)'
+	$(RPY2) $(PY) -m pytest tests/r
 
 ## js: the npm package's dependencies and the offline Pyodide folder with the runtime's wheel
 js: $(JS)/node_modules/.stamp $(JS)/dist/build-info.json
@@ -58,8 +76,12 @@ test-browser: js /usr/bin/chromium
 	cd $(JS) && node --test test/browser/
 
 ## bench: speed targets, printed as ratios against the peers named in the issues
-bench: bench/.venv/.deps
+bench: bench/.venv/.deps bench-r
 	bench/.venv/bin/python bench/run.py
+
+bench-r: $(VENV)/.r-deps
+	R CMD INSTALL --no-multiarch r-client
+	TENSORBRIDGE_PYTHON=$(CURDIR)/$(PY) Rscript bench/r_bridge.R
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -1,0 +1,97 @@
+# R bridge benchmarks (make bench): tensorbridge vs raw reticulate, side by side in one run.
+#   1. call latency of a Python no-op: tensorbridge function vs reticulate::py_call  (target <= 1.3x)
+#   2. R -> Python, 1e7 doubles: time to hand a vector to Python                 (target: O(1), zero-copy)
+#   3. Python -> R, 1e7 doubles: tensorbridge vs R's own copy vs reticulate::py_to_r (target: >= R copy speed)
+# Timings: median of repeated blocks, interleaved so that machine noise hits both sides alike.
+suppressPackageStartupMessages(library(tensorbridge))
+tb_config()
+
+side_by_side <- function(fns, n, reps = 15L, collect = FALSE) {
+  # interleave: rep r of every fn, then rep r+1 ...; `collect`: run gc() before each timed
+  # block so that the cost of collecting earlier results is not charged to whoever comes next
+  res <- matrix(NA_real_, reps, length(fns), dimnames = list(NULL, names(fns)))
+  for (f in fns) for (i in seq_len(min(n, 1000L))) f()
+  for (r in seq_len(reps)) {
+    for (k in seq_along(fns)) {
+      f <- fns[[k]]
+      if (collect) invisible(gc())
+      t0 <- proc.time()[[3L]]
+      for (i in seq_len(n)) f()
+      res[r, k] <- (proc.time()[[3L]] - t0) / n * 1e6
+    }
+  }
+  apply(res, 2L, stats::median)
+}
+
+row <- function(label, value, unit, note = "") {
+  cat(sprintf("  %-52s %12.2f %-3s %s\n", label, value, unit, note))
+}
+
+cat("\n== 1. call latency: Python no-op ==\n")
+testing <- tb_import("tensorbridge.bridge.r.testing")
+noop <- testing$noop # a tensorbridge function (cached module attribute)
+py_noop <- reticulate::import("tensorbridge.bridge.r.testing", convert = FALSE)$noop
+lat <- side_by_side(list(
+  tensorbridge = function() noop(),
+  reticulate = function() reticulate::py_call(py_noop),
+  tensorbridge_2args = function() noop(1, "a"),
+  reticulate_2args = function() reticulate::py_call(py_noop, 1, "a"),
+  tensorbridge_lookup = function() testing$noop()
+), n = 5000L)
+row("tensorbridge  noop()", lat[["tensorbridge"]], "us")
+row("reticulate    py_call(noop)", lat[["reticulate"]], "us")
+row("ratio tensorbridge / reticulate", lat[["tensorbridge"]] / lat[["reticulate"]], "x", "(target <= 1.3)")
+row("tensorbridge  noop(1, \"a\")", lat[["tensorbridge_2args"]], "us")
+row("reticulate    py_call(noop, 1, \"a\")", lat[["reticulate_2args"]], "us")
+row("ratio (2 args)", lat[["tensorbridge_2args"]] / lat[["reticulate_2args"]], "x")
+row("tensorbridge  mod$noop() (cached $ lookup)", lat[["tensorbridge_lookup"]], "us")
+
+cat("\n== 2. R -> Python, 1e7 doubles ==\n")
+big <- stats::runif(1e7)
+nbytes <- tb_import("builtins")$len # len() of the NumPy view: touches no data
+to_py <- side_by_side(list(
+  tb_1e7 = function() nbytes(big),
+  tb_1e1 = function() nbytes(big[1:10])
+), n = 200L, reps = 9L)
+row("tensorbridge: pass 1e7 doubles to Python (len)", to_py[["tb_1e7"]], "us")
+row("tensorbridge: pass 10 doubles to Python (len)", to_py[["tb_1e1"]], "us")
+row("ratio 1e7 / 10 elements", to_py[["tb_1e7"]] / to_py[["tb_1e1"]], "x", "(O(1): ~1 expected)")
+zero_copy <- tb_eval("__import__('tensorbridge.bridge.r.testing', fromlist=['x']).shares_r_memory")
+row("NumPy view shares R's memory (1 = yes)", as.numeric(zero_copy(big)), "")
+t_ret <- system.time(for (i in 1:5) reticulate::r_to_py(big))[["elapsed"]] / 5 * 1e6
+row("reticulate r_to_py(dim-less vector) for reference", t_ret, "us", "(a Python list)")
+
+cat("\n== 3. Python -> R, 1e7 doubles ==\n")
+np <- reticulate::import("numpy", convert = FALSE)
+arr <- np$random$rand(10000000L)
+give <- tb_eval("__import__('tensorbridge.bridge.r.testing', fromlist=['x']).fixed_array")
+invisible(give(1e7)) # builds the array once; later calls return the same array
+out <- side_by_side(list(
+  tensorbridge = function() give(1e7),
+  r_copy = function() {
+    y <- big
+    y[1L] <- 0 # forces R's own duplicate of 1e7 doubles
+    y
+  },
+  reticulate = function() reticulate::py_to_r(arr)
+), n = 1L, reps = 15L, collect = TRUE)
+row("tensorbridge: NumPy 1e7 doubles -> R vector", out[["tensorbridge"]] / 1e3, "ms")
+row("R's own copy of 1e7 doubles (duplicate)", out[["r_copy"]] / 1e3, "ms")
+row("reticulate::py_to_r of the same array", out[["reticulate"]] / 1e3, "ms")
+row("ratio R copy / tensorbridge", out[["r_copy"]] / out[["tensorbridge"]], "x", "(target >= 1)")
+row("ratio reticulate / tensorbridge", out[["reticulate"]] / out[["tensorbridge"]], "x")
+cat("\n")
+
+cat("== 4. callbacks into R and tensor ops (for orientation) ==\n")
+cb <- function(t, i) t * 100000 + i
+t_direct <- system.time(r1 <- testing$call_from_threads(cb, 8L, 1000L))[["elapsed"]]
+t_bg <- system.time(r2 <- tb_call(testing$call_from_threads, cb, 8L, 1000L, .background = TRUE))[["elapsed"]]
+row("8 threads x 1000 R callbacks, Python blocked in join()", t_direct * 1e3, "ms",
+    sprintf("(%d ok, %.0f us per call)", r1$ok, t_direct / 8000 * 1e6))
+row("8 threads x 1000 R callbacks, tb_call(.background=TRUE)", t_bg * 1e3, "ms",
+    sprintf("(%d ok, %.0f us per call)", r2$ok, t_bg / 8000 * 1e6))
+x <- as_tensor(matrix(stats::runif(4), 2))
+ops <- side_by_side(list(add = function() x + x, matmul = function() x %*% x), n = 500L, reps = 5L)
+row("tensor op from R: x + x (2x2)", ops[["add"]], "us")
+row("tensor op from R: x %*% x (2x2)", ops[["matmul"]], "us")
+cat("\n")

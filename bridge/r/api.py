@@ -1,0 +1,181 @@
+"""The Python half of the R package's tensor API.
+
+Ordinary conversion sends tensors to R by value (as R arrays). The R tensor API instead keeps
+them in Python and hands R a handle (:class:`TensorRef`, which also carries shape and dtype so
+``dim()`` needs no round trip): every function here returns tensors that way, and R functions
+given to ``grad`` and friends receive their arguments (tracers) that way too, so R code inside
+a differentiated function runs on the same Python tensors as Python code would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ... import runtime as tb
+from ...runtime import Tensor
+from ..descriptors import Dict, List
+from ..errors import ConversionError
+from .rhost import TensorRef
+
+__all__ = [
+    "as_tensor",
+    "call_op",
+    "grad",
+    "hessian",
+    "index",
+    "info",
+    "jacobian",
+    "to_array",
+    "value_and_grad",
+    "wrap",
+]
+
+
+def wrap(value: Any) -> Any:
+    """Tensors (also inside tuples, lists and dicts) as TensorRefs; other values unchanged
+    (they convert through the "r" table as usual)."""
+    if isinstance(value, Tensor):
+        return TensorRef.of(value)
+    if isinstance(value, (tuple, list)):
+        return List(tuple(wrap(v) for v in value))
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return Dict(tuple(value), tuple(wrap(v) for v in value.values()))
+    return value
+
+
+def _no_na(x: Any, where: str) -> Any:
+    if isinstance(x, np.ma.MaskedArray):
+        if np.ma.getmaskarray(x).any():
+            raise ConversionError(
+                f"{where}: the R data holds NA; tensors have no missing values (remove or "
+                f"impute them first)"
+            )
+        return np.asarray(x.data)
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.size:
+        from ..na import na_mask
+
+        if na_mask(x).any():
+            raise ConversionError(
+                f"{where}: the R data holds NA; tensors have no missing values (NaN is "
+                f"allowed: use NaN if that is what you mean)"
+            )
+    return x
+
+
+def as_tensor(x: Any, dtype: Any = None) -> TensorRef:
+    """A tensor from R data (R memory is shared, not copied, where dtype allows)."""
+    if isinstance(x, Tensor):
+        return TensorRef.of(x if dtype is None else x.astype(dtype))
+    x = _no_na(x, "as_tensor")
+    return TensorRef.of(tb.tensor(x, dtype=dtype))
+
+
+def to_array(t: Any) -> Any:
+    """The tensor's values (by value: an R array)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"to_array: expected a tensor, got {type(t).__name__}")
+    return t
+
+
+def info(t: Tensor) -> Any:
+    return wrap((list(t.shape), t.dtype.name, t.backend.name))
+
+
+def call_op(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``tensorbridge.<name>(*args, **kwargs)`` with tensors returned by handle."""
+    fn = getattr(tb, name, None)
+    if fn is None or not callable(fn):
+        raise AttributeError(f"tensorbridge has no operation {name!r}")
+    return wrap(fn(*(_no_na(a, name) for a in args), **kwargs))
+
+
+def call_method(t: Tensor, name: str, *args: Any, **kwargs: Any) -> Any:
+    return wrap(getattr(t, name)(*args, **kwargs))
+
+
+def _as_index(spec: Any) -> Any:
+    """One axis of an R index (already 0-based): None (all), an int, or int positions."""
+    if spec is None or isinstance(spec, int):
+        return spec
+    idx = np.asarray(spec, dtype=np.int64).reshape(-1)
+    if idx.size and (idx.size == 1 or np.all(np.diff(idx) == 1)):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> TensorRef:
+    """R's ``x[i, j, ...]`` (outer indexing, 0-based positions from R; ``drop`` removes every
+    extent of one, as R does). ``linear`` is R's ``x[i]`` on an array: column-major order."""
+    if not isinstance(x, Tensor):
+        raise TypeError("index: expected a tensor")
+    if linear:
+        flat = tb.reshape(tb.transpose(x), (-1,)) if x.ndim > 1 else x
+        i = _as_index(specs[0] if isinstance(specs, (list, tuple)) else specs)
+        out = flat if i is None else (flat[i] if isinstance(i, slice) else tb.take(flat, i, 0))
+        if isinstance(i, int):
+            out = tb.reshape(out, (1,))
+        return TensorRef.of(out)
+    specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
+    if len(specs) != x.ndim:
+        raise IndexError(f"index: {len(specs)} subscripts for a tensor with {x.ndim} dimensions")
+    out = x
+    for axis, spec in enumerate(specs):
+        i = _as_index(spec)
+        if i is None:
+            continue
+        if isinstance(i, int):
+            i = slice(i, i + 1)
+        if isinstance(i, slice):
+            out = out[(slice(None),) * axis + (i,)]
+        else:
+            out = tb.take(out, i, axis)
+    if drop:
+        shape = tuple(d for d in out.shape if d != 1)
+        if shape != out.shape:
+            out = tb.reshape(out, shape)
+    return TensorRef.of(out)
+
+
+def _r_tensor_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """An R function (a ForeignCallable) that receives tensors by handle and returns a tensor
+    (a handle, which resolves to the Python tensor or tracer)."""
+
+    def call(*args: Any) -> Any:
+        return fn(*(wrap(a) for a in args))
+
+    call.__name__ = getattr(fn, "__name__", "r_function")
+    return call
+
+
+def _argnums(argnums: Any) -> Any:
+    if isinstance(argnums, (list, tuple, np.ndarray)):
+        return tuple(int(a) for a in np.asarray(argnums).reshape(-1))
+    return int(argnums)
+
+
+def _float_args(args: tuple[Any, ...]) -> list[Any]:
+    return [_no_na(a, "grad") for a in args]
+
+
+def grad(fn: Callable[..., Any], argnums: Any, *args: Any) -> Any:
+    g = tb.grad(_r_tensor_function(fn), argnums=_argnums(argnums))
+    return wrap(g(*_float_args(args)))
+
+
+def value_and_grad(fn: Callable[..., Any], argnums: Any, *args: Any) -> Any:
+    vg = tb.value_and_grad(_r_tensor_function(fn), argnums=_argnums(argnums))
+    value, g = vg(*_float_args(args))
+    return wrap({"value": value, "grad": g})
+
+
+def jacobian(fn: Callable[..., Any], argnums: Any, *args: Any) -> Any:
+    j = tb.jacobian(_r_tensor_function(fn), argnums=_argnums(argnums))
+    return wrap(j(*_float_args(args)))
+
+
+def hessian(fn: Callable[..., Any], argnums: Any, *args: Any) -> Any:
+    h = tb.hessian(_r_tensor_function(fn), argnums=_argnums(argnums))
+    return wrap(h(*_float_args(args)))

@@ -1,0 +1,312 @@
+# The R API of the tensor runtime. Tensors stay in Python; R holds handles (tb_tensor).
+
+new_tensor <- function(id, shape, dtype) {
+  h <- new_handle_env(id, "Tensor")
+  h$shape <- as.integer(shape)
+  h$dtype <- dtype
+  class(h) <- c("tb_tensor", "tb_object")
+  h
+}
+
+# The R function for a function of tensorbridge.bridge.r.api (cached).
+api <- function(name) {
+  tb_init()
+  f <- .tb$api_fns[[name]]
+  if (is.null(f)) {
+    if (is.null(.tb$api)) .tb$api <- tb_import("tensorbridge.bridge.r.api")
+    f <- py_getattr(.tb$api, name)
+    assign(name, f, envir = .tb$api_fns)
+  }
+  f
+}
+
+tensor_op <- function(name, ...) api("call_op")(name, ...)
+
+#' Tensors
+#'
+#' `as_tensor()` makes a tensor of the tensorbridge runtime from R data (numeric,
+#' integer or logical vectors, matrices and arrays; dims and column-major order are
+#' kept, and R's memory is shared rather than copied where the dtype allows). R doubles
+#' give `float64` tensors, integers `int32`, logicals `bool`; `dtype` casts (e.g.
+#' `"float32"`). Tensors have no NA: data with NA is refused (NaN is fine).
+#'
+#' Tensors support `dim()`, `length()`, `print()`, `as.array()`, `as.vector()`, the
+#' arithmetic, comparison and logic operators (group generic `Ops`), `Math` functions
+#' (`exp`, `log`, `sqrt`, `abs`, `tanh`, ...), `Summary` functions (`sum`, `prod`,
+#' `max`, `min`), `%*%` (matrix product), `t()` and `[`. Results are the runtime's, so
+#' they are identical to the Python API on the same inputs (R numbers are Python floats:
+#' "weak" scalars that keep a `float32` tensor `float32`).
+#'
+#' @param x R data or a tensor.
+#' @param dtype `NULL` (keep) or one of `"float32"`, `"float64"`, `"int32"`,
+#'   `"int64"`, `"bool"`.
+#' @return A `tb_tensor`.
+#' @examples
+#' \dontrun{
+#' x <- as_tensor(matrix(c(1, 2, 3, 4), 2))
+#' y <- tanh(x %*% t(x)) + 1
+#' dim(y); as.array(y)
+#' }
+#' @export
+as_tensor <- function(x, dtype = NULL) {
+  if (inherits(x, "tb_tensor") && is.null(dtype)) return(x)
+  api("as_tensor")(x, dtype)
+}
+
+#' @rdname as_tensor
+#' @export
+is_tensor <- function(x) inherits(x, "tb_tensor")
+
+#' @export
+dim.tb_tensor <- function(x) {
+  s <- .subset2(x, "shape")
+  if (length(s)) s else NULL
+}
+
+#' @export
+length.tb_tensor <- function(x) as.integer(prod(.subset2(x, "shape")))
+
+#' @export
+as.array.tb_tensor <- function(x, ...) {
+  check_live(x)
+  a <- api("to_array")(x)
+  if (is.null(dim(a))) dim(a) <- length(a)
+  a
+}
+
+#' @export
+as.vector.tb_tensor <- function(x, mode = "any") {
+  check_live(x)
+  v <- api("to_array")(x)
+  dim(v) <- NULL
+  as.vector(v, mode)
+}
+
+#' @export
+as.double.tb_tensor <- function(x, ...) as.double(as.vector.tb_tensor(x))
+
+#' @export
+as.integer.tb_tensor <- function(x, ...) as.integer(as.vector.tb_tensor(x))
+
+#' @export
+as.logical.tb_tensor <- function(x, ...) as.logical(as.vector.tb_tensor(x))
+
+tensor_header <- function(x) {
+  s <- .subset2(x, "shape")
+  sprintf("<tb_tensor %s [%s]>", .subset2(x, "dtype"), paste(s, collapse = ", "))
+}
+
+#' @export
+format.tb_tensor <- function(x, ...) tensor_header(x)
+
+#' @export
+print.tb_tensor <- function(x, ...) {
+  if (!identical(.subset2(x, "session"), .tb$session)) {
+    cat("<tb_tensor from a previous R session>\n")
+    return(invisible(x))
+  }
+  cat(tensor_header(x), "\n", sep = "")
+  if (length(x) <= 1000L) {
+    v <- api("to_array")(x)
+    print(v, ...)
+  } else {
+    cat("  (", length(x), " values; as.array() to see them)\n", sep = "")
+  }
+  invisible(x)
+}
+
+#' @importFrom utils str
+#' @export
+str.tb_tensor <- function(object, ...) cat(" ", tensor_header(object), "\n", sep = "")
+
+ops_map <- c(
+  "+" = "add", "-" = "subtract", "*" = "multiply", "/" = "divide", "^" = "power",
+  "%%" = "mod", "%/%" = "floor_divide", "==" = "equal", "!=" = "not_equal",
+  "<" = "less", ">" = "greater", "<=" = "less_equal", ">=" = "greater_equal",
+  "&" = "logical_and", "|" = "logical_or"
+)
+
+#' @export
+Ops.tb_tensor <- function(e1, e2) {
+  if (missing(e2)) {
+    return(switch(.Generic,
+      "-" = tensor_op("negative", e1),
+      "+" = e1,
+      "!" = tensor_op("logical_not", e1),
+      stop(sprintf("tensorbridge: unary %s is not defined for tensors", .Generic), call. = FALSE)
+    ))
+  }
+  op <- ops_map[[.Generic]]
+  tensor_op(op, e1, e2)
+}
+
+math_map <- c(
+  abs = "abs", sign = "sign", sqrt = "sqrt", floor = "floor", ceiling = "ceil",
+  exp = "exp", expm1 = "expm1", log = "log", log1p = "log1p", cos = "cos", sin = "sin",
+  tan = "tan", tanh = "tanh", lgamma = "lgamma", digamma = "digamma", round = "round"
+)
+
+#' @export
+Math.tb_tensor <- function(x, ...) {
+  g <- .Generic
+  if (g == "log" && length(list(...))) {
+    base <- list(...)[[1L]]
+    return(tensor_op("log", x) / log(base))
+  }
+  if (g == "round" && length(list(...)) && !identical(list(...)[[1L]], 0)) {
+    stop("tensorbridge: round() of a tensor supports digits = 0 only", call. = FALSE)
+  }
+  if (g == "cumsum") {
+    return(tensor_op("cumsum", flatten_column_major(x), axis = 0L))
+  }
+  if (g %in% c("log2", "log10")) {
+    return(tensor_op("log", x) / log(if (g == "log2") 2 else 10))
+  }
+  if (g == "cosh") return((exp(x) + exp(-x)) / 2)
+  if (g == "sinh") return((exp(x) - exp(-x)) / 2)
+  fn <- math_map[g]
+  if (is.na(fn)) {
+    stop(sprintf("tensorbridge: %s() is not available for tensors", g), call. = FALSE)
+  }
+  tensor_op(fn[[1L]], x)
+}
+
+flatten_column_major <- function(x) {
+  if (length(.subset2(x, "shape")) <= 1L) return(x)
+  tensor_op("reshape", tensor_op("transpose", x), -1L)
+}
+
+#' @export
+Summary.tb_tensor <- function(..., na.rm = FALSE) {
+  args <- list(...)
+  if (length(args) != 1L) {
+    stop(sprintf("tensorbridge: %s() of several tensors: combine them first", .Generic), call. = FALSE)
+  }
+  x <- args[[1L]]
+  switch(.Generic,
+    sum = tensor_op("sum", x),
+    prod = tensor_op("prod", x),
+    max = tensor_op("max", x),
+    min = tensor_op("min", x),
+    any = tensor_op("max", tensor_op("cast", x, "bool")),
+    all = tensor_op("min", tensor_op("cast", x, "bool")),
+    range = list(min = tensor_op("min", x), max = tensor_op("max", x)),
+    stop(sprintf("tensorbridge: %s() is not available for tensors", .Generic), call. = FALSE)
+  )
+}
+
+#' @export
+mean.tb_tensor <- function(x, ...) tensor_op("mean", x)
+
+#' Matrix product
+#'
+#' For tensors, `x %*% y` is the runtime's `matmul` (batched for more than two
+#' dimensions). For other values it is base R's `%*%`.
+#'
+#' @param x,y Tensors or R matrices.
+#' @return A tensor, or what base `%*%` returns.
+#' @export
+`%*%` <- function(x, y) {
+  if (inherits(x, "tb_tensor") || inherits(y, "tb_tensor")) {
+    return(tensor_op("matmul", x, y))
+  }
+  base::`%*%`(x, y)
+}
+
+#' @export
+t.tb_tensor <- function(x) tensor_op("transpose", x)
+
+index_positions <- function(i, n) {
+  if (is.logical(i)) {
+    i <- which(rep_len(i, n))
+  } else if (is.character(i)) {
+    stop("tensorbridge: tensors have no dimnames; index by position", call. = FALSE)
+  }
+  i <- as.integer(i)
+  if (anyNA(i)) stop("tensorbridge: NA index", call. = FALSE)
+  if (length(i) && all(i <= 0L)) {
+    i <- setdiff(seq_len(n), -i)
+  } else if (any(i < 0L)) {
+    stop("tensorbridge: cannot mix positive and negative subscripts", call. = FALSE)
+  }
+  i <- i[i != 0L]
+  if (any(i > n)) stop(sprintf("tensorbridge: subscript out of bounds (extent %d)", n), call. = FALSE)
+  i - 1L
+}
+
+#' @export
+`[.tb_tensor` <- function(x, ..., drop = TRUE) {
+  check_live(x)
+  shape <- .subset2(x, "shape")
+  cl <- as.list(sys.call())[-c(1L, 2L)]
+  if (!is.null(names(cl))) cl <- cl[names(cl) != "drop"]
+  if (!length(cl)) return(x)
+  empty <- vapply(cl, function(a) identical(a, quote(expr = )), logical(1))
+  env <- parent.frame()
+  values <- lapply(seq_along(cl), function(k) if (empty[[k]]) NULL else eval(cl[[k]], env))
+  if (length(values) == 1L) {
+    if (empty[[1L]]) return(x)
+    pos <- index_positions(values[[1L]], prod(shape))
+    linear <- length(shape) != 1L
+    return(api("index")(x, list(array(pos)), drop, linear))
+  }
+  if (length(values) != length(shape)) {
+    stop(sprintf(
+      "tensorbridge: %d subscripts for a tensor with %d dimensions", length(values), length(shape)
+    ), call. = FALSE)
+  }
+  specs <- lapply(seq_along(values), function(k) {
+    if (empty[[k]]) NULL else array(index_positions(values[[k]], shape[[k]]))
+  })
+  api("index")(x, specs, isTRUE(drop), FALSE)
+}
+
+#' Derivatives of R functions of tensors
+#'
+#' `grad(f)` is a function returning the gradient of the scalar-valued `f` with
+#' respect to its argument(s) `argnums` (1-based); `value_and_grad(f)` returns
+#' `list(value, grad)`; `jacobian(f)` the Jacobian of a tensor-valued `f`;
+#' `hessian(f)` the Hessian. `f` is an ordinary R function: inside it, its arguments
+#' are tensors (the runtime's tracers) and everything it does with them (operators,
+#' `sum()`, `exp()`, `%*%`, `[`...) is recorded by the runtime, so the results are
+#' those of the Python API (`tensorbridge.grad` etc.) on the same inputs.
+#'
+#' @param f An R function of tensors.
+#' @param argnums Which argument(s) to differentiate with respect to (1-based).
+#' @return A function taking the arguments of `f` (R arrays or tensors) and returning
+#'   tensors.
+#' @examples
+#' \dontrun{
+#' f <- function(w) sum(tanh(w))
+#' grad(f)(c(0.1, 0.2))
+#' }
+#' @export
+grad <- function(f, argnums = 1L) {
+  force(f)
+  force(argnums)
+  function(...) api("grad")(f, as.integer(argnums) - 1L, ...)
+}
+
+#' @rdname grad
+#' @export
+value_and_grad <- function(f, argnums = 1L) {
+  force(f)
+  force(argnums)
+  function(...) api("value_and_grad")(f, as.integer(argnums) - 1L, ...)
+}
+
+#' @rdname grad
+#' @export
+jacobian <- function(f, argnums = 1L) {
+  force(f)
+  force(argnums)
+  function(...) api("jacobian")(f, as.integer(argnums) - 1L, ...)
+}
+
+#' @rdname grad
+#' @export
+hessian <- function(f, argnums = 1L) {
+  force(f)
+  force(argnums)
+  function(...) api("hessian")(f, as.integer(argnums) - 1L, ...)
+}

@@ -1,0 +1,4 @@
+library(testthat)
+library(tensorbridge)
+
+test_check("tensorbridge")
