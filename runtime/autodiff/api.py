@@ -8,6 +8,7 @@ the same structure. Every transformation composes with every other (``hessian`` 
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -99,6 +100,10 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             out.append(tree_unflatten(td, gs))
         return tuple(out)
 
+    # Tracers point at their trace and the trace's tape points at the tracers: clear the tape
+    # when the caller drops vjp_fn, so the recorded values are freed at once, not by the GC.
+    vjp_fn.release = trace.tape.clear  # type: ignore[attr-defined]
+    weakref.finalize(vjp_fn, trace.tape.clear)
     out_tree = tree_unflatten(out_def, out_values)
     return (out_tree, vjp_fn, _unwrap_tree(aux, trace)) if has_aux else (out_tree, vjp_fn)
 
@@ -165,6 +170,7 @@ def value_and_grad(
                 f"grad: {_name(f)} returned dtype {out.dtype}; a gradient needs a float output"
             )
         grads = fn(_ones_like(out))
+        fn.release()
         g = grads[0] if isinstance(argnums, int) else grads
         return ((out, res[2]), g) if has_aux else (out, g)
 
