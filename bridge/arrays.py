@@ -14,15 +14,24 @@ NA handling follows ``na.py``: with ``na_sentinels`` (R) int32 INT_MIN and logic
 missing values and arrive as masked arrays, float64 NA keeps its bit pattern; masked arrays sent
 out get the sentinels, and an int32 array holding a real (unmasked) INT_MIN is sent as doubles so
 that it cannot turn into NA. Without sentinels (JS), masks travel as ``Array.mask``.
+
+Without NumPy (Pyodide offline) the same descriptors are built from and turned into
+``memoryview`` objects (any buffer-protocol object crosses out: ``memoryview``,
+``array.array``...). A C-ordered descriptor arrives as a zero-copy memoryview with the
+descriptor's format and shape; other layouts are copied into C order; casts the host policy
+asks for are done element by element (correct, not fast). What needs NumPy says so: masks and
+NA sentinels in incoming arrays raise :class:`ConversionError`, and zero-size arrays of more than
+one dimension arrive flat (a memoryview cannot have a zero in a multi-dimensional shape).
 """
 
 from __future__ import annotations
 
+import struct
+import sys
+from array import array as _pyarray
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from .descriptors import Array
 from .errors import ConversionError
@@ -33,6 +42,8 @@ __all__ = [
     "ArrayPolicy",
     "array_from_descriptor",
     "array_to_descriptor",
+    "buffer_dtype",
+    "numpy_or_none",
 ]
 
 NUMERIC_DTYPES = (
@@ -42,7 +53,29 @@ NUMERIC_DTYPES = (
 #: Element types a descriptor may name; "logical" is R's 4-byte logical (0, 1, INT_MIN = NA).
 DESCRIPTOR_DTYPES = (*NUMERIC_DTYPES, "logical")
 
+_no_numpy = False
 
+
+def numpy_or_none() -> Any:
+    """The NumPy module, or None where it cannot be imported (Pyodide offline). Checked on
+    every call (cheaply), so NumPy loaded later is used from then on."""
+    global _no_numpy
+    np = sys.modules.get("numpy")
+    if np is not None:
+        return np
+    if _no_numpy:
+        return None
+    try:
+        import numpy as np
+    except ImportError:
+        _no_numpy = True
+        return None
+    return np
+
+
+def _is_ndarray(value: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.ndarray)
 @dataclass(frozen=True)
 class ArrayPolicy:
     """How one host stores arrays.
@@ -79,7 +112,7 @@ def _contiguous_strides(shape: tuple[int, ...], itemsize: int, order: str) -> tu
     return tuple(strides)
 
 
-def _cast(data: np.ndarray, target: str, policy: ArrayPolicy) -> np.ndarray:
+def _cast(np: Any, data: Any, target: str, policy: ArrayPolicy) -> Any:
     """``data`` as the descriptor dtype ``target`` (no copy when it already is), refusing casts
     that would change values."""
     if target == "logical":
@@ -112,9 +145,14 @@ def _cast(data: np.ndarray, target: str, policy: ArrayPolicy) -> np.ndarray:
     raise ConversionError(f"cannot store a {data.dtype.name} array as {target} without loss")
 
 
-def array_to_descriptor(arr: np.ndarray, policy: ArrayPolicy, *, tensor: bool = False) -> Any:
-    """The descriptor of ``arr`` for a host, or NotImplemented if its dtype has no mapping
+def array_to_descriptor(arr: Any, policy: ArrayPolicy, *, tensor: bool = False) -> Any:
+    """The descriptor of ``arr`` (a NumPy array, or any buffer-protocol object such as a
+    memoryview or ``array.array``) for a host, or NotImplemented if its dtype has no mapping
     (the value then crosses as a handle)."""
+    if not _is_ndarray(arr):
+        return _buffer_to_descriptor(arr, policy, tensor)
+    import numpy as np
+
     mask = None
     data = arr
     if isinstance(arr, np.ma.MaskedArray):
@@ -126,7 +164,7 @@ def array_to_descriptor(arr: np.ndarray, policy: ArrayPolicy, *, tensor: bool = 
         return NotImplemented
     if not data.dtype.isnative:
         data = data.astype(data.dtype.newbyteorder("="))
-    out = _cast(data, target, policy)
+    out = _cast(np, data, target, policy)
     if policy.na_sentinels and target == "int32" and out.size:
         # INT_MIN is NA to this host: a real INT_MIN would silently turn into NA, so the array
         # crosses as doubles instead (exact), as the scalar int rule does for INT_MIN.
@@ -166,7 +204,7 @@ def array_to_descriptor(arr: np.ndarray, policy: ArrayPolicy, *, tensor: bool = 
     )
 
 
-def _byte_view(buffer: Any) -> np.ndarray:
+def _byte_view(np: Any, buffer: Any) -> Any:
     """A flat uint8 array sharing ``buffer``'s memory (any contiguous buffer-protocol object)."""
     if not isinstance(buffer, np.ndarray):
         try:
@@ -180,14 +218,20 @@ def _byte_view(buffer: Any) -> np.ndarray:
     return buffer.ravel(order="K").view(np.uint8)
 
 
-def array_from_descriptor(desc: Array, policy: ArrayPolicy) -> np.ndarray:
-    """A NumPy view of the descriptor's memory (a masked array when it holds NA or a mask)."""
+def array_from_descriptor(desc: Array, policy: ArrayPolicy, *, numpy: bool | None = None) -> Any:
+    """A NumPy view of the descriptor's memory (a masked array when it holds NA or a mask); a
+    memoryview where NumPy is absent (or with ``numpy=False``)."""
     if desc.dtype not in DESCRIPTOR_DTYPES:
         raise ConversionError(
             f"Array.dtype {desc.dtype!r} is not one of {', '.join(DESCRIPTOR_DTYPES)}"
         )
+    np = numpy_or_none() if numpy is not False else None
+    if np is None:
+        if numpy:
+            raise ConversionError("array_from_descriptor(numpy=True): NumPy is not available")
+        return _buffer_from_descriptor(desc, policy)
     storage = np.dtype(np.int32) if desc.dtype == "logical" else np.dtype(desc.dtype)
-    base = _byte_view(desc.buffer)
+    base = _byte_view(np, desc.buffer)
     shape = tuple(int(d) for d in desc.shape)
     try:
         if desc.strides is None:
@@ -206,7 +250,7 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy) -> np.ndarray:
         ) from None
     if desc.readonly and arr.flags.writeable:
         arr.flags.writeable = False
-    result: np.ndarray = arr
+    result: Any = arr
     if desc.dtype == "logical":
         values = arr.astype(np.bool_)  # (astype, not `!= 0`, keeps 0-d arrays arrays)
         if policy.na_sentinels:
@@ -223,9 +267,208 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy) -> np.ndarray:
         if na.any():
             result = np.ma.MaskedArray(arr, mask=na, copy=False)
     if desc.mask is not None:
-        mask = np.asarray(array_from_descriptor(desc.mask, _MASK_POLICY), dtype=bool)
+        mask = np.asarray(array_from_descriptor(desc.mask, _MASK_POLICY, numpy=True),
+                          dtype=bool)
         if mask.shape != shape:
             raise ConversionError(f"Array.mask has shape {mask.shape}, expected {shape}")
         extra = np.ma.getmaskarray(result) if isinstance(result, np.ma.MaskedArray) else False
         result = np.ma.MaskedArray(np.asarray(result), mask=mask | extra, copy=False)
     return result
+
+
+# -- without NumPy: buffers and memoryviews ------------------------------------------------------
+#: descriptor dtype -> memoryview/struct format (native sizes: "q" is 8 bytes everywhere)
+_FORMAT = {
+    "bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",
+    "uint32": "I", "int64": "q", "uint64": "Q", "float32": "f", "float64": "d", "logical": "i",
+}
+#: descriptor dtype -> array.array typecode (bool is built as "B" and viewed as "?")
+_TYPECODE = {**_FORMAT, "bool": "B"}
+_ITEMSIZE = {d: struct.calcsize(f) for d, f in _FORMAT.items()}
+_INT_RANGE = {
+    d: ((-(2 ** (8 * _ITEMSIZE[d] - 1)), 2 ** (8 * _ITEMSIZE[d] - 1) - 1) if f.islower()
+        else (0, 2 ** (8 * _ITEMSIZE[d]) - 1))
+    for d, f in _FORMAT.items() if f in "bBhHiIqQ" and d != "logical"
+}
+_LITTLE = sys.byteorder == "little"
+
+
+def buffer_dtype(view: memoryview) -> tuple[str | None, bool]:
+    """(descriptor dtype of a memoryview's format or None, whether it needs a byte swap)."""
+    fmt = view.format
+    swap = False
+    if fmt[:1] in ("@", "=", "<", ">", "!"):
+        prefix, fmt = fmt[0], fmt[1:]
+        swap = (prefix in (">", "!")) == _LITTLE and prefix not in ("@", "=")
+    if len(fmt) != 1:
+        return None, False
+    n = view.itemsize
+    if fmt in "lLnN":
+        signed = fmt in "ln"
+        fmt = {4: "i", 8: "q"}.get(n, "")
+        fmt = fmt if signed else fmt.upper()
+    for dtype, f in _FORMAT.items():
+        if f == fmt and dtype != "logical" and _ITEMSIZE[dtype] == n:
+            return dtype, swap and n > 1
+    return None, False
+
+
+def _values(raw: Any, dtype: str, swap: bool) -> list[Any]:
+    """The elements of contiguous native-or-swapped bytes ``raw`` as Python values."""
+    if swap:
+        a = _pyarray(_TYPECODE[dtype])
+        a.frombytes(bytes(raw))
+        a.byteswap()
+        raw = memoryview(a).cast("B")
+    return memoryview(raw).cast("B").cast(_FORMAT[dtype]).tolist()
+
+
+def _cast_values(values: list[Any], src: str, target: str, policy: ArrayPolicy) -> list[Any]:
+    """``_cast`` for Python values: refuse changes of value, as the NumPy path does."""
+    if target == "logical" or target == "bool":
+        return [1 if v else 0 for v in values]
+    if src in _INT_RANGE or src == "bool":
+        if target in ("float32", "float64"):
+            exact = min(policy.max_exact_int, 2**24 if target == "float32" else 2**53)
+            lo, hi = -exact, exact
+            what = f"{target} holds integers exactly only up to {exact}"
+        else:
+            lo, hi = _INT_RANGE[target]
+            what = f"{target} holds {lo}..{hi}"
+        if values and src != "bool":
+            vmin, vmax = min(values), max(values)
+            if vmin < lo or vmax > hi:
+                bad = vmin if vmin < lo else vmax
+                raise ConversionError(
+                    f"{src} array holds {bad}, which the host cannot store exactly ({what}); "
+                    f"convert it explicitly first"
+                )
+        conv = float if target.startswith("float") else int
+        return [conv(v) for v in values]
+    if src == "float32" and target == "float64":
+        return values
+    raise ConversionError(f"cannot store a {src} array as {target} without loss")
+
+
+def _buffer_to_descriptor(value: Any, policy: ArrayPolicy, tensor: bool) -> Any:
+    try:
+        view = memoryview(value)
+    except TypeError:
+        return NotImplemented
+    src, swap = buffer_dtype(view)
+    target = policy.dtypes.get(src) if src is not None else None
+    if target is None:
+        return NotImplemented
+    order = policy.order
+    shape = tuple(view.shape or ())
+    both = view.c_contiguous and view.f_contiguous
+    contiguous = both or (view.f_contiguous if order == "F" else view.c_contiguous)
+    copied = False
+    if contiguous and view.c_contiguous and not swap and target == src:
+        flat: memoryview = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+    else:
+        raw = view.tobytes(order=order)  # one copy, in the host's order
+        copied = True
+        if target == src and not swap:
+            flat = memoryview(bytearray(raw))
+        else:
+            values = _values(raw, src, swap)
+            if target != src:
+                values = _cast_values(values, src, target, policy)
+            if policy.na_sentinels and target == "int32" and INT_MIN in values:
+                target = "float64"  # a real INT_MIN would read as NA: cross as doubles
+                values = [float(v) for v in values]
+            flat = memoryview(_pyarray(_TYPECODE[target], values)).cast("B")
+    if policy.na_sentinels and target == "int32" and not copied and view.nbytes:
+        if INT_MIN in flat.cast("i").tolist():
+            values = [float(v) for v in flat.cast("i").tolist()]
+            target, copied = "float64", True
+            flat = memoryview(_pyarray("d", values)).cast("B")
+    return Array(
+        buffer=flat,
+        dtype=target,
+        shape=shape,
+        strides=_contiguous_strides(shape, _ITEMSIZE[target], order),
+        offset=0,
+        order=order,
+        readonly=view.readonly if not copied else False,
+        tensor=tensor,
+        mask=None,
+    )
+
+
+def _buffer_from_descriptor(desc: Array, policy: ArrayPolicy) -> memoryview:
+    """The descriptor as a C-ordered memoryview (zero copy when its layout is C-ordered)."""
+    if desc.mask is not None:
+        raise ConversionError(
+            "this array carries a missing-value mask (Array.mask), which needs NumPy on the "
+            "Python side (a memoryview has no mask); fill the missing values before sending"
+        )
+    try:
+        base = memoryview(desc.buffer)
+    except TypeError:
+        raise ConversionError(
+            f"Array.buffer must support the buffer protocol, not {type(desc.buffer).__name__}"
+        ) from None
+    if not base.c_contiguous:
+        raise ConversionError("Array.buffer must be contiguous memory (use offset/strides)")
+    base = base.cast("B") if base.ndim != 1 or base.format != "B" else base
+    dtype = desc.dtype
+    fmt, itemsize = _FORMAT[dtype], _ITEMSIZE[dtype]
+    shape = tuple(int(d) for d in desc.shape)
+    size = 1
+    for d in shape:
+        size *= d
+    if desc.strides is None:
+        if desc.order not in ("C", "F"):
+            raise ConversionError(f"Array.order must be 'C' or 'F', not {desc.order!r}")
+        strides = _contiguous_strides(shape, itemsize, desc.order)
+    else:
+        strides = tuple(int(s) for s in desc.strides)
+    offset = int(desc.offset)
+    if len(strides) != len(shape) or offset < 0 or any(d < 0 for d in shape):
+        raise ConversionError(
+            f"Array layout is invalid: shape {shape}, strides {desc.strides}, offset {offset}"
+        )
+    if size:
+        lo = offset + sum(s * (d - 1) for s, d in zip(strides, shape) if s < 0)
+        hi = offset + sum(s * (d - 1) for s, d in zip(strides, shape) if s > 0) + itemsize
+        if lo < 0 or hi > base.nbytes:
+            raise ConversionError(
+                f"Array layout does not fit its buffer ({base.nbytes} bytes): dtype {dtype}, "
+                f"shape {shape}, strides {desc.strides}, offset {offset}"
+            )
+    c_strides = _contiguous_strides(shape, itemsize, "C")
+    if size == 0:  # a memoryview cannot have a zero in a multi-dimensional shape: flat
+        empty = memoryview(b"" if desc.readonly else bytearray())
+        return empty.cast("?" if dtype == "logical" else fmt)
+    if all(s == c or d == 1 for s, c, d in zip(strides, c_strides, shape)):
+        flat = base[offset : offset + size * itemsize]  # zero copy
+    else:  # gather the elements into C order (one pass over the indices)
+        out = bytearray(size * itemsize)
+        pos = 0
+        idx = [0] * len(shape)
+        for _ in range(size):
+            at = offset + sum(i * s for i, s in zip(idx, strides))
+            out[pos : pos + itemsize] = base[at : at + itemsize]
+            pos += itemsize
+            for k in range(len(shape) - 1, -1, -1):
+                idx[k] += 1
+                if idx[k] < shape[k]:
+                    break
+                idx[k] = 0
+        flat = memoryview(out)
+    if dtype == "logical" or (policy.na_sentinels and dtype == "int32"):
+        ints = flat.cast("i").tolist()
+        if policy.na_sentinels and INT_MIN in ints:
+            raise ConversionError(
+                f"this {'logical' if dtype == 'logical' else 'integer'} array holds missing "
+                f"values (NA), which need NumPy on the Python side (a masked array)"
+            )
+        if dtype == "logical":
+            flat = memoryview(bytearray(1 if v else 0 for v in ints))
+            fmt = "?"
+    view = flat.cast(fmt, shape) if len(shape) != 1 else flat.cast(fmt)
+    if desc.readonly and not view.readonly:
+        view = view.toreadonly()
+    return view

@@ -2,9 +2,14 @@
 
 Python -> foreign: None, NA, bool, float (NaN and +/-inf as themselves; R's NA bit pattern as
 NA), str, bytes/bytearray, list/tuple, dict with string keys (other dicts cross as handles),
-NumPy scalars, arrays (by the language's :class:`ArrayPolicy`), Tensors, callables (by handle),
-exceptions, foreign functions/objects going home, and descriptors (unchanged). ``int`` and
-``str`` rules differ per host and are registered by ``builtins_r`` / ``builtins_js``.
+NumPy scalars, arrays (NumPy arrays, memoryviews and ``array.array``, by the language's
+:class:`ArrayPolicy`), Tensors, callables (by handle), exceptions, foreign functions/objects
+going home, and descriptors (unchanged).
+
+NumPy is optional: its converters are registered by qualified name (``"numpy.ndarray"``...), so
+this module imports where NumPy does not exist (Pyodide offline) and uses it where it does.
+``int`` and ``str`` rules differ per host and are registered by ``builtins_r`` /
+``builtins_js``.
 
 foreign -> Python: every descriptor kind, plus the plain Python values FFIs produce on their
 own (numbers, strings, lists, dicts).
@@ -12,10 +17,10 @@ own (numbers, strings, lists, dicts).
 
 from __future__ import annotations
 
+import array as _pyarray
 import collections.abc
+import sys
 from typing import Any
-
-import numpy as np
 
 from .arrays import ArrayPolicy, array_from_descriptor, array_to_descriptor
 from .callables import ForeignCallable, ForeignObject
@@ -68,7 +73,7 @@ def float_out(value: Any, cx: Context) -> Desc:
     return _NA_REAL if v != v and is_na_real(v) else Float(v)
 
 
-def numpy_int_out(value: np.integer, cx: Context) -> Any:
+def numpy_int_out(value: Any, cx: Context) -> Any:
     return cx.convert(int(value))  # the language's int rule decides
 
 
@@ -218,6 +223,30 @@ def _tensor_type() -> type | None:
     return Tensor
 
 
+_TENSOR_CODES = {"float32": "f", "float64": "d", "int32": "i", "int64": "q", "bool": "B"}
+
+
+def tensor_buffer(t: Any) -> Any:
+    """A tensor's values as a NumPy array, or without NumPy as a C-ordered memoryview (built
+    from ``tolist()``: correct, not fast)."""
+    try:
+        return t.numpy()
+    except ImportError:
+        pass
+    shape = tuple(t.shape)
+    flat: list[Any] = [t.tolist()]
+    for _ in shape:
+        flat = [v for row in flat for v in row]
+    code = _TENSOR_CODES[t.dtype.name]
+    view = memoryview(_pyarray.array(code, flat)).cast("B")
+    fmt = "?" if code == "B" else code
+    if not shape:
+        return view.cast(fmt, ())
+    if 0 in shape:
+        return view.cast(fmt)
+    return view.cast(fmt, shape)
+
+
 class ArrayOut:
     """ndarray (or Tensor) -> Array descriptor, by a language's array policy."""
 
@@ -227,7 +256,7 @@ class ArrayOut:
 
     def __call__(self, value: Any, cx: Context) -> Any:
         if self.tensor:
-            return array_to_descriptor(value.numpy(), self.policy, tensor=True)
+            return array_to_descriptor(tensor_buffer(value), self.policy, tensor=True)
         return array_to_descriptor(value, self.policy)
 
     def __repr__(self) -> str:
@@ -245,7 +274,8 @@ class ArrayIn:
         arr = array_from_descriptor(value, self.policy)
         if not value.tensor:
             return arr
-        if isinstance(arr, np.ma.MaskedArray):
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(arr, np.ma.MaskedArray):
             raise ConversionError(
                 "this array holds missing values (NA) but was sent as a tensor; tensors have "
                 "no NA: fill or drop the missing values first"
@@ -262,9 +292,9 @@ def install_common(out: Registry, inp: Registry, policy: ArrayPolicy) -> None:
     """Register the shared converters on a language's two registries, with its array policy."""
     out.register(type(None), none_out)
     out.register(NAType, na_out)
-    out.register((bool, np.bool_), bool_out)
-    out.register((float, np.floating), float_out)
-    out.register(np.integer, numpy_int_out)
+    out.register((bool, "numpy.bool_", "numpy.bool"), bool_out)
+    out.register((float, "numpy.floating"), float_out)
+    out.register("numpy.integer", numpy_int_out)
     out.register((bytes, bytearray), bytes_out)
     out.register((list, tuple), sequence_out)
     out.register(dict, dict_out)
@@ -274,7 +304,7 @@ def install_common(out: Registry, inp: Registry, policy: ArrayPolicy) -> None:
     out.register(ForeignCallable, foreign_callable_out)
     out.register(ForeignObject, foreign_object_out)
     out.register(Desc, descriptor_out)
-    out.register(np.ndarray, ArrayOut(policy))
+    out.register(("numpy.ndarray", memoryview, _pyarray.array), ArrayOut(policy))
     tensor_type = _tensor_type()
     if tensor_type is not None:
         out.register(tensor_type, ArrayOut(policy, tensor=True))

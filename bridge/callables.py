@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .descriptors import Error, ForeignFunction, ForeignRef, PyFunction, Raised, Ref
-from .dispatch import check_cancelled, get_host
+from .dispatch import _hosts, check_cancelled, get_host
 from .errors import error_to_descriptor
 from .handles import handles
 from .registry import foreign_to_py, py_to_foreign
@@ -28,13 +28,23 @@ __all__ = ["ForeignCallable", "ForeignObject", "call_python", "get_attribute"]
 
 
 class ForeignCallable:
-    """A host function, callable from Python on any thread."""
+    """A host function, callable from Python on any thread. When it is dropped, the
+    descriptor's ``release`` (if any) runs on the host's main thread."""
 
-    __slots__ = ("__weakref__", "descriptor", "lang")
+    __slots__ = ("__weakref__", "_finalizer", "_inp", "_out", "_plain", "descriptor", "lang")
 
     def __init__(self, descriptor: ForeignFunction) -> None:
         self.descriptor = descriptor
         self.lang = descriptor.lang
+        self._plain = getattr(descriptor, "invoke_plain", None)
+        self._out = py_to_foreign[self.lang]  # a language's registries are never replaced
+        self._inp = foreign_to_py[self.lang]
+        release = getattr(descriptor, "release", None)
+        self._finalizer = (
+            weakref.finalize(self, _release_foreign, descriptor.lang, release)
+            if release is not None
+            else None
+        )
 
     @property
     def __name__(self) -> str:
@@ -42,7 +52,7 @@ class ForeignCallable:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         check_cancelled()  # every call into the host is a safe point for a cancelled job
-        host = get_host(self.lang)
+        host = _hosts.get(self.lang)
         if host is None or host.is_main_thread():
             return self._invoke(args, kwargs)
         return host.submit(self._invoke, (args, kwargs), label=self)
@@ -50,11 +60,15 @@ class ForeignCallable:
     def _invoke(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # Runs on the host's main thread: arguments are converted here, so a call that is
         # withdrawn (timeout, cancel) never created handles the host would have to release.
-        out = py_to_foreign[self.lang]
-        cargs = [out.convert(a) for a in args]
-        ckwargs = {k: out.convert(v) for k, v in kwargs.items()}
+        if self._plain is not None and not kwargs:
+            result = self._plain(args)  # the client takes these values as they are
+            if result is not NotImplemented:
+                return self._inp.convert(result)
+        convert = self._out.convert
+        cargs = [convert(a) for a in args]
+        ckwargs = {k: convert(v) for k, v in kwargs.items()} if kwargs else {}
         result = self.descriptor.invoke(cargs, ckwargs)
-        return foreign_to_py[self.lang].convert(result)  # a Raised result raises here
+        return self._inp.convert(result)  # a Raised result raises here
 
     def __repr__(self) -> str:
         return f"<{self.lang} function {self.__name__}>"

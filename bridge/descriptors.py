@@ -184,12 +184,20 @@ class ForeignFunction(Desc):
     ``invoke(args, kwargs)`` takes descriptors (a list and a dict of str -> descriptor), runs the
     function in the host, and returns a descriptor, or ``Raised(error)`` when the foreign code
     failed. The bridge only calls ``invoke`` on the host's main thread. ``ref`` is the client's
-    own token for the function (returned unchanged if the function travels back)."""
+    own token for the function (returned unchanged if the function travels back). ``release()``
+    (optional) is called once, on the host's main thread, when Python drops the function (its
+    :class:`ForeignCallable`), so the client can forget it. ``invoke_plain(args)`` (optional)
+    is a fast path for calls without keyword arguments: it gets the Python arguments as they
+    are and returns what ``invoke`` would, or ``NotImplemented`` to decline (then ``invoke``
+    runs); a client offers it when its FFI takes plain values (numbers, strings) unconverted
+    with the same result as the language's built-in converters."""
 
     lang: str
     invoke: Callable[[list[Any], dict[str, Any]], Any]
     name: str = ""
     ref: Any = None
+    release: Callable[[], None] | None = None
+    invoke_plain: Callable[[tuple[Any, ...]], Any] | None = None
     kind: ClassVar[str] = "foreign_function"
 
 

@@ -72,7 +72,12 @@ def _threads_available() -> bool:
 #: set it to False to exercise the single-threaded path on CPython.
 THREADS = _threads_available()
 
-_local = threading.local()
+
+class _Local(threading.local):
+    token: CancellationToken | None = None  # a class default: reading it never raises
+
+
+_local = _Local()
 _UNSET: Any = object()
 _WAKE = object()  # queued by a finishing worker so the pump returns at once
 _CHECK_INTERVAL = 0.05  # how often a waiting caller checks for cancellation, stalls, timeouts
@@ -105,7 +110,7 @@ class CancellationToken:
     @contextmanager
     def bind(self) -> Iterator[CancellationToken]:
         """Make this the current token of the calling thread (for threads a job starts)."""
-        previous = getattr(_local, "token", None)
+        previous = _local.token
         _local.token = self
         try:
             yield self
@@ -119,12 +124,12 @@ class CancellationToken:
 
 def current_token() -> CancellationToken | None:
     """The token of the job running in this thread, if any."""
-    return getattr(_local, "token", None)
+    return _local.token
 
 
 def check_cancelled() -> None:
     """A safe point: raise :class:`Cancelled` if this thread's job was cancelled."""
-    token = getattr(_local, "token", None)
+    token = _local.token
     if token is not None:
         if token.poll is not None and not token.cancelled:
             token.poll(token)
@@ -234,7 +239,7 @@ class MainThreadExecutor:
             return fn(*args, **(kwargs or {}))
         if self._closed:
             raise HostClosedError(f"{self.name}: the host is closed; cannot call {_name_of(fn)}")
-        token = getattr(_local, "token", None)
+        token = _local.token
         if token is not None and token.cancelled:
             raise Cancelled(token.reason)
         call = _Call(fn, args, kwargs or {}, token, True, label)
@@ -470,7 +475,7 @@ class MainThreadExecutor:
                     token.cancel("interrupt")
 
         token = CancellationToken(poll)
-        previous = getattr(_local, "token", None)
+        previous = _local.token
         _local.token = token
         self._depth += 1
         if handles._pending:

@@ -6,7 +6,11 @@ Each registry is an explicit table ``type -> converter`` for one language and di
 return ``NotImplemented`` to decline, which sends the value to the fallback.
 
 Dispatch follows the value's MRO (most derived registered class wins), then registered abstract
-base classes (``collections.abc.Callable``...). Fallbacks: a Python value no converter takes
+base classes (``collections.abc.Callable``...). A converter can also be registered for a type by
+its qualified name (``"numpy.ndarray"``, ``"fractions.Fraction"``): the name is matched against
+each class of the MRO, so the module need not be importable (or imported) when registering —
+how the bridge supports NumPy only where it is present, and how clients register converters for
+Python types by name. Fallbacks: a Python value no converter takes
 crosses as a handle (:class:`Ref`), never as ``str()``; a foreign value no converter takes is
 returned unchanged (FFIs hand over primitives and proxies that are already Python objects).
 
@@ -18,6 +22,7 @@ lookups in other threads never lock and never see a half-made table.
 from __future__ import annotations
 
 import abc
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -40,6 +45,7 @@ __all__ = [
 
 Converter = Callable[[Any, "Context"], Any]
 
+_MISS: Any = object()
 PY_TO_FOREIGN = "py_to_foreign"
 FOREIGN_TO_PY = "foreign_to_py"
 
@@ -48,18 +54,25 @@ class Context:
     """State of one conversion: the language, the path to the current value, the containers
     being converted (to detect cycles)."""
 
-    __slots__ = ("_active", "lang", "path", "registry")
+    # One is made per top-level value, so it is kept cheap: ``path`` and the set of active
+    # containers are made on first use (most values are leaves that never touch them).
+    __slots__ = ("_active", "path", "registry")
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self.lang = registry.lang
-        self.path: list[Any] = []
-        self._active: set[int] = set()
+        self.path: list[Any] | None = None
+        self._active: set[int] | None = None
+
+    @property
+    def lang(self) -> str:
+        return self.registry.lang
 
     def convert(self, value: Any, key: Any = None) -> Any:
         """Convert a child value; ``key`` (index or dict key) locates errors inside it."""
         if key is None:
             return self.registry._convert_one(value, self)
+        if self.path is None:
+            self.path = []
         self.path.append(key)
         try:
             return self.registry._convert_one(value, self)
@@ -73,7 +86,9 @@ class Context:
     def enter(self, container: Any) -> None:
         """Mark a container as being converted; converting it again inside itself is a cycle."""
         key = id(container)
-        if key in self._active:
+        if self._active is None:
+            self._active = set()
+        elif key in self._active:
             raise ConversionError(
                 f"{type(container).__name__} contains itself; a cyclic structure cannot cross "
                 f"by value (pass it inside an object that crosses as a handle)"
@@ -81,10 +96,11 @@ class Context:
         self._active.add(key)
 
     def leave(self, container: Any) -> None:
-        self._active.discard(id(container))
+        if self._active is not None:
+            self._active.discard(id(container))
 
     def format_path(self) -> str:
-        return "".join(f"[{k!r}]" for k in self.path)
+        return "".join(f"[{k!r}]" for k in self.path or ())
 
 
 class Registry:
@@ -96,13 +112,17 @@ class Registry:
         self.lang = lang
         self.direction = direction
         self._lock = threading.Lock()
-        self._table: dict[type, Converter] = {}
+        self._table: dict[type | str, Converter] = {}
+        self._names = False  # whether the table has entries by qualified name
         self._cache: dict[type, Converter | None] = {}
 
     # -- registration -----------------------------------------------------------------------
-    def register(self, cls: type | tuple[type, ...], fn: Converter | None = None) -> Any:
-        """Register ``fn`` for ``cls`` (a type or tuple of types), replacing any converter
-        there. Plain call ``register(T, fn)`` or decorator ``@register(T)``."""
+    def register(
+        self, cls: type | str | tuple[type | str, ...], fn: Converter | None = None
+    ) -> Any:
+        """Register ``fn`` for ``cls`` (a type, a qualified type name such as
+        ``"numpy.ndarray"``, or a tuple of them), replacing any converter there. Plain call
+        ``register(T, fn)`` or decorator ``@register(T)``."""
         if fn is None:
 
             def decorator(f: Converter) -> Converter:
@@ -112,8 +132,14 @@ class Registry:
             return decorator
         classes = cls if isinstance(cls, tuple) else (cls,)
         for c in classes:
-            if not isinstance(c, type):
-                raise TypeError(f"register(): expected a type, got {c!r}")
+            if isinstance(c, str):
+                if not _QUALNAME.fullmatch(c):
+                    raise TypeError(
+                        f"register(): expected a type or a qualified type name like "
+                        f"'module.Type', got {c!r}"
+                    )
+            elif not isinstance(c, type):
+                raise TypeError(f"register(): expected a type or 'module.Type', got {c!r}")
         if not callable(fn):
             raise TypeError(f"register(): converter for {classes} is not callable: {fn!r}")
         with self._lock:
@@ -123,8 +149,9 @@ class Registry:
             self._publish(table)
         return fn
 
-    def unregister(self, cls: type) -> Converter | None:
-        """Remove the converter registered exactly for ``cls``; returns it (None if absent)."""
+    def unregister(self, cls: type | str) -> Converter | None:
+        """Remove the converter registered exactly for ``cls`` (a type or a qualified name);
+        returns it (None if absent)."""
         with self._lock:
             table = dict(self._table)
             fn = table.pop(cls, None)
@@ -138,9 +165,10 @@ class Registry:
             table.update(other._table)
             self._publish(table)
 
-    def _publish(self, table: dict[type, Converter]) -> None:
+    def _publish(self, table: dict[type | str, Converter]) -> None:
         # Order matters: lookups read the cache first and the table second, so a lookup that
         # sees the new cache also sees the new table.
+        self._names = any(isinstance(c, str) for c in table)
         self._table = table
         self._cache = {}
 
@@ -152,16 +180,28 @@ class Registry:
             return cache[cls]
         except KeyError:
             pass
-        fn = _find(cls, self._table)
+        fn = _find(cls, self._table, self._names)
         cache[cls] = fn  # a concurrent registration may have swapped `cache`: harmless
         return fn
 
     def convert(self, value: Any) -> Any:
         """Convert one value (and everything inside it)."""
-        return self._convert_one(value, Context(self))
+        t = type(value)
+        fn = self._cache.get(t, _MISS)  # (lookup() inlined: this is every call's hot path)
+        if fn is _MISS:
+            fn = self.lookup(t)
+        if fn is not None:
+            out = fn(value, Context(self))
+            if out is not NotImplemented:
+                return out
+        if self.direction == PY_TO_FOREIGN:
+            return Ref(handles.register(value), t.__name__)
+        return value
 
     def _convert_one(self, value: Any, cx: Context) -> Any:
-        fn = self.lookup(type(value))
+        fn = self._cache.get(type(value), _MISS)
+        if fn is _MISS:
+            fn = self.lookup(type(value))
         if fn is not None:
             out = fn(value, cx)
             if out is not NotImplemented:
@@ -171,10 +211,10 @@ class Registry:
         return value
 
     # -- introspection ----------------------------------------------------------------------
-    def items(self) -> list[tuple[type, Converter]]:
+    def items(self) -> list[tuple[type | str, Converter]]:
         return list(self._table.items())
 
-    def __iter__(self) -> Iterator[type]:
+    def __iter__(self) -> Iterator[type | str]:
         return iter(list(self._table))
 
     def __len__(self) -> int:
@@ -183,7 +223,7 @@ class Registry:
     def __contains__(self, cls: object) -> bool:
         return cls in self._table
 
-    def __getitem__(self, cls: type) -> Converter:
+    def __getitem__(self, cls: type | str) -> Converter:
         return self._table[cls]
 
     def __repr__(self) -> str:
@@ -197,10 +237,15 @@ class Registry:
         return "\n".join(lines)
 
 
-def _find(cls: type, table: Mapping[type, Converter]) -> Converter | None:
+_QUALNAME = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
+
+
+def _find(cls: type, table: Mapping[type | str, Converter], names: bool) -> Converter | None:
     mro = cls.__mro__
     for base in mro:
         fn = table.get(base)
+        if fn is None and names:
+            fn = table.get(f"{base.__module__}.{base.__qualname__}")
         if fn is not None:
             return fn
     # Abstract base classes (virtual subclasses do not show in the MRO): the most specific one.
@@ -216,7 +261,9 @@ def _find(cls: type, table: Mapping[type, Converter]) -> Converter | None:
     return table[best] if best is not None else None
 
 
-def _type_name(cls: type) -> str:
+def _type_name(cls: type | str) -> str:
+    if isinstance(cls, str):
+        return cls
     mod = cls.__module__
     return cls.__qualname__ if mod == "builtins" else f"{mod}.{cls.__qualname__}"
 

@@ -27,6 +27,8 @@ export interface LoadOptions {
 export interface BridgeInfo {
   /** "node" (in-process), "worker+sab" (sync callbacks), "worker+async", or "page". */
   mode: string;
+  /** Worker: "sync" (SharedArrayBuffer + Atomics) or "async" (awaitables in Python). */
+  callbacks?: string;
   bootMs: number;
   pyodideMs?: number;
   totalMs?: number;
@@ -91,11 +93,71 @@ export interface PyProxy extends Disposable {
   dispose(): void;
 }
 
+/** The bridge's Error descriptor as it travels (see bridge/js_host.py). */
+export interface ErrorDescriptor {
+  $: "e";
+  lang: string;
+  type: string;
+  msg: string;
+  module: string;
+  classes: string[];
+  tb: string[];
+  cause: ErrorDescriptor | null;
+  ck: string;
+  data: Record<string, unknown>;
+  pid?: number;
+}
+
 export class TensorBridgeError extends Error {
-  /** The Python exception type (e.g. "ValueError"), or the JS error name. */
+  /** "python", or "js" for a JS error that went through Python and came back. */
+  language: string;
+  /** The error's class name ("ValueError", "RangeError"). */
+  type: string;
+  /** The exception type as Python saw it ("ValueError"; JS errors: "JsCallbackError"). */
   pyType: string;
-  /** The Python traceback, when the error came from Python. */
+  /** Frames, oldest first. */
+  traceback: string[];
+  /** The traceback as Python prints it (JS errors: the JS stack). */
   pyTraceback: string;
+  /** The bridge's Error descriptor, unchanged: sent back to Python as it is. */
+  descriptor: ErrorDescriptor;
+  /** The chained Python exception, or the original JS error object. */
+  cause?: unknown;
+}
+
+/** tb.registerConverter: both directions are optional. */
+export interface ConverterSpec {
+  /** Name shared by both sides (default: `python`, or the class name of `js`). */
+  name?: string;
+  /** The Python type by qualified name, e.g. "fractions.Fraction". */
+  python?: string;
+  /** Python -> JS, in Python: object -> plain data (Python source or a Python callable).
+   * Default: the object crosses by handle. */
+  fromPython?: string | PyProxy;
+  /** Python -> JS, in JS: plain data -> JS value. */
+  toJs?: (data: any) => unknown;
+  /** The JS class (instanceof; the most derived registered class wins). */
+  js?: abstract new (...args: any[]) => unknown;
+  /** JS -> Python, in JS: value -> plain data (default: its own enumerable properties). */
+  fromJs?: (value: any) => unknown;
+  /** JS -> Python, in Python: plain data -> object (Python source or a Python callable). */
+  toPython?: string | PyProxy;
+}
+
+/** The bridge's handle table (tensorbridge.bridge.stats()) plus the JS side. */
+export interface HandleStats {
+  live: number;
+  refs: number;
+  by_type: Record<string, number>;
+  issued: number;
+  released: number;
+  pending: number;
+  /** = live */
+  count: number;
+  /** = by_type */
+  byType: Record<string, number>;
+  /** Live handle objects on the JS side. */
+  js: number;
 }
 
 export class DisposedError extends Error {}
@@ -115,9 +177,14 @@ export interface TensorBridge {
     (...args: Arg[]) => Promise<[Tensor, Tensor | Tensor[]]>;
   pyimport(module: string): Promise<PyProxy>;
   runPython(code: string): Promise<any>;
-  /** Live handles: Python-side count by type and the JS-side count. */
-  handles(): Promise<{ count: number; byType: Record<string, number>; js: number }>;
+  /** The bridge's handle table (live handles by type) and the JS-side count. */
+  handles(): Promise<HandleStats>;
   memory(): Promise<{ runtime: Record<string, unknown>; tf: Record<string, unknown> }>;
+  /** Register converters for a Python type and/or a JS class (the bridge's "js" tables). */
+  registerConverter(spec: ConverterSpec): Promise<string>;
+  unregisterConverter(name: string, python?: string | null): Promise<void>;
+  /** KeyboardInterrupt in the worker's Python (cross-origin isolated pages); false if not. */
+  interrupt(): boolean;
   close(): Promise<void>;
   add: Op; subtract: Op; multiply: Op; divide: Op; power: Op; maximum: Op; minimum: Op;
   sub: Op; mul: Op; div: Op; pow: Op; neg: Op; matmul: Op; mod: Op; floor_divide: Op;

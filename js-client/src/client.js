@@ -1,16 +1,13 @@
-// The public, promise-based API (the same object in Node and in the browser). Requests go
-// through a channel: in-process (Node) or postMessage to the worker (browser).
+// The public, promise-based API (the same object in Node and in the browser). Calls go through a
+// channel: in-process (Node, or the page with {worker: false}) or postMessage to the worker.
+// Values cross as tensorbridge.bridge descriptors (wire.js <-> bridge/js_host.py): Python objects
+// are handles in the bridge's handle table, errors are the bridge's Error descriptors.
 
-import { Kwargs, decode, encode, isTypedArray, kHandle } from "./convert.js";
+import {
+  Codec, Kwargs, TensorBridgeError, TYPED, isTypedArray, kHandle, kSym,
+} from "./wire.js";
 
-export class TensorBridgeError extends Error {
-  constructor(desc) {
-    super(desc.message);
-    this.name = desc.name === "PythonError" ? "PythonError" : desc.name || "TensorBridgeError";
-    this.pyType = desc.type;
-    this.pyTraceback = desc.traceback;
-  }
-}
+export { TensorBridgeError };
 
 export class DisposedError extends Error {
   constructor(what) {
@@ -40,7 +37,7 @@ const METHODS = { add: "add", sub: "subtract", mul: "multiply", div: "divide", p
 
 /** A value traced inside grad/valueAndGrad: records ops instead of running them. */
 class Sym {
-  constructor(tape, index) { this.tape = tape; this.index = index; }
+  constructor(tape, index) { this.tape = tape; this[kSym] = index; }
 }
 for (const [m, op] of Object.entries(METHODS)) {
   Sym.prototype[m] = function (...args) { return this.tape.record(op, [this, ...args]); };
@@ -50,20 +47,13 @@ class Tape {
   constructor() { this.nodes = []; this.nInputs = 0; }
   input() { return new Sym(this, this.nInputs++); }
   record(fn, args, kwargs = null) {
-    this.nodes.push({ fn, args: args.map((a) => this.ref(a)), kwargs: kwargs
-      ? this.ref(kwargs) : null });
+    for (const a of args.flat()) {
+      if (a instanceof Sym && a.tape !== this) {
+        throw new Error("tensorbridge: a traced value escaped its grad call");
+      }
+    }
+    this.nodes.push(kwargs ? { fn, args, kwargs } : { fn, args });
     return new Sym(this, this.nInputs + this.nodes.length - 1);
-  }
-  ref(a) {
-    if (a instanceof Sym) {
-      if (a.tape !== this) throw new Error("tensorbridge: a traced value escaped its grad call");
-      return { $sym: a.index };
-    }
-    if (Array.isArray(a)) return a.map((x) => this.ref(x));
-    if (a && typeof a === "object" && !a[kHandle] && !isTypedArray(a) && !(a instanceof Kwargs)) {
-      return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, this.ref(v)]));
-    }
-    return a;
   }
 }
 
@@ -80,23 +70,31 @@ function splitKwargs(args) {
 export class Handle {
   constructor(tb, id, kind, typeName, isTensor = false) {
     this.tb = tb; this.id = id; this.kind = kind; this.typeName = typeName;
-    this.isTensor = isTensor; this.disposed = false;
+    this.isTensor = isTensor; this.disposed = false; this.children = null;
   }
-  ref() {
+  /** The id, for a call that uses the object now (throws if disposed). */
+  use() {
     if (this.disposed) throw new DisposedError(this.describe());
-    return { $h: this.id };
+    return this.id;
   }
   describe() { return `${this.typeName} handle #${this.id}`; }
 }
 
+class TensorHandle extends Handle {
+  constructor(tb, node) {
+    super(tb, node.id, "tensor", "Tensor", true);
+    this.node = node;
+  }
+  describe() { return `Tensor #${this.id} (${this.node.d}[${this.node.s}])`; }
+}
+
 export class Tensor {
-  constructor(tb, desc) {
-    const h = new Handle(tb, desc.$tensor, "tensor", "Tensor", true);
-    h.describe = () => `Tensor #${desc.$tensor} (${desc.dtype}[${desc.shape}])`;
+  constructor(tb, node) {
+    const h = new TensorHandle(tb, node);
     Object.defineProperty(this, kHandle, { value: h });
-    this.shape = desc.shape;
-    this.dtype = desc.dtype;
-    this.backend = desc.backend;
+    this.shape = node.s;
+    this.dtype = node.d;
+    this.backend = node.b;
     tb._track(this, h);
   }
   get size() { return this.shape.reduce((a, b) => a * b, 1); }
@@ -108,7 +106,8 @@ export class Tensor {
   async view() { return this[kHandle].tb._data(this, true); }
   /** Nested JS arrays (a number for 0-d). */
   async array() {
-    return this[kHandle].tb._request({ op: "array", target: this[kHandle].ref().$h });
+    const h = this[kHandle];
+    return h.tb._result(h.tb.channel.request("tensorList", [h.use()]));
   }
   dispose() { this[kHandle].tb._release(this[kHandle]); }
   [Symbol.dispose]() { this.dispose(); }
@@ -117,9 +116,6 @@ export class Tensor {
 for (const [m, op] of Object.entries(METHODS)) {
   Tensor.prototype[m] = function (...args) { return this[kHandle].tb.op(op, this, ...args); };
 }
-
-const TYPED = { float32: Float32Array, float64: Float64Array, int32: Int32Array,
-  int64: BigInt64Array, bool: Uint8Array };
 
 function flatten(data, shape) {
   if (!Array.isArray(data)) return [data];
@@ -135,11 +131,17 @@ function flatten(data, shape) {
   return out;
 }
 
+const TENSOR_TYPED = { float32: Float32Array, float64: Float64Array, int32: Int32Array,
+  int64: BigInt64Array, bool: Uint8Array };
+const FAST_MAX = 30;  // arguments a fast call can carry (bits of the handle mask)
+
 export class TensorBridge {
   constructor(channel, info) {
     this.channel = channel;
     this.info = info;
-    this._live = new Map();  // id -> WeakRef(object) for tb.handles() and leak checks
+    this.codec = new Codec((node) => this._makeHandle(node));
+    channel.codec = this.codec;
+    this._live = new Map();  // id -> Handle, for tb.handles() and leak checks
     this._finalizer = new FinalizationRegistry((h) => this._finalized(h));
     this._pendingRelease = [];
     for (const name of OPS) {
@@ -161,13 +163,11 @@ export class TensorBridge {
     if (h.disposed) return;
     h.disposed = true;
     this._live.delete(h.id);
-    this._pendingRelease.push([h.id, h.isTensor]);
+    this._pendingRelease.push(h.id);
     if (this._pendingRelease.length === 1) {
       queueMicrotask(() => {
-        const items = this._pendingRelease.splice(0);
-        if (items.length && !this.closed) {
-          this.channel.request({ op: "releaseMany", items }).catch(() => {});
-        }
+        const ids = this._pendingRelease.splice(0);
+        if (ids.length && !this.closed) this._send("releaseMany", [ids]);
       });
     }
   }
@@ -177,28 +177,68 @@ export class TensorBridge {
     h.disposed = true;
     this._live.delete(h.id);
     this._finalizer.unregister(h);
-    if (!this.closed) {
-      this.channel.request({ op: "release", target: h.id, tensor: h.isTensor }).catch(() => {});
-    }
+    if (!this.closed) this._send("release", [h.id]);
   }
 
-  async _request(msg) {
+  _send(op, args) {  // fire and forget
     try {
-      return await this.channel.request(msg);
+      const r = this.channel.request(op, args);
+      if (r && typeof r.catch === "function") r.catch(() => {});
+    } catch { /* the runtime is gone: nothing to release */ }
+  }
+
+  _makeHandle(node) {
+    if (node.$ === "T") return new Tensor(this, node);
+    const h = new Handle(this, node.id, node.$ === "p" ? "function" : "ref", node.t);
+    return this._proxy(h, null, true);
+  }
+
+  /** A tagged result (or a promise of one) -> a promise of the value. */
+  _result(r) {
+    if (r && typeof r.then === "function") return r.then((v) => this.codec.result(v));
+    try {
+      return Promise.resolve(this.codec.result(r));
     } catch (e) {
-      throw e instanceof Error ? e : new TensorBridgeError(e);
+      return Promise.reject(e);
     }
   }
 
-  _decode(value) {
-    return decode(value, (kind, desc) => {
-      if (kind === "tensor") return new Tensor(this, desc);
-      return this._proxy(desc.$ref ?? desc.$function, desc.type, kind === "function", null);
-    });
+  _request(op, args) {
+    try {
+      return this._result(this.channel.request(op, args));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
-  _encode(x) {
-    return encode(x, (fn) => this.channel.encodeFunction(fn));
+  /** Call target (a Handle; null: the runtime's namespace) or its attribute `attr`. */
+  _call(handle, attr, args, kwargs) {
+    try {
+      const target = handle === null ? null : handle.use();
+      const n = args.length;
+      if (!kwargs && n <= FAST_MAX) {
+        // fast path: numbers, strings, booleans, null and handles cross as they are
+        const fast = new Array(n);
+        let mask = 0, i = 0;
+        for (; i < n; i++) {
+          const a = args[i];
+          const t = typeof a;
+          if (t === "number" || t === "string" || t === "boolean" || t === "bigint") fast[i] = a;
+          else if (a === null || a === undefined) fast[i] = undefined;
+          else {
+            const h = a[kHandle];
+            if (h === undefined) break;
+            fast[i] = h.use();
+            mask |= 1 << i;
+          }
+        }
+        if (i === n) return this._result(this.channel.request("call", [target, attr, mask, fast]));
+      }
+      const { text, side } = this.codec.encodeCall(args, kwargs);
+      return this._result(this.channel.request("callWire", [target, attr, text, side]));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** tb.tensor(data, shape?, dtype?): data is a TypedArray, nested arrays or a number. */
@@ -209,14 +249,14 @@ export class TensorBridge {
       shp = shp ?? [data.length];
       dtype = dtype ?? { Float32Array: "float32", Float64Array: "float64", Int32Array: "int32",
         BigInt64Array: "int64", Uint8Array: "bool" }[data.constructor.name] ?? "float32";
-      if (data instanceof Uint8Array && dtype !== "bool") flat = new TYPED[dtype](data);
+      if (data instanceof Uint8Array && dtype !== "bool") flat = new TENSOR_TYPED[dtype](data);
     } else {
       const inferred = [];
       const values = flatten(data, inferred);
       shp = shp ?? inferred;
       dtype = dtype ?? (values.every((v) => typeof v === "boolean") && values.length ? "bool"
         : "float32");
-      const C = TYPED[dtype];
+      const C = TENSOR_TYPED[dtype];
       if (!C) throw new TypeError(`tensor: unknown dtype ${dtype}`);
       flat = C === BigInt64Array ? BigInt64Array.from(values, (v) => BigInt(v))
         : C.from(values, (v) => (typeof v === "boolean" ? Number(v) : v));
@@ -225,34 +265,26 @@ export class TensorBridge {
     if (n !== flat.length) {
       throw new RangeError(`tensor: ${flat.length} values do not fill shape [${shp}]`);
     }
-    return this._decode(await this._request({ op: "tensor", data: flat, shape: shp, dtype }));
+    return this._request("tensor", [flat, shp, dtype]);
   }
 
   /** Any runtime op by name: tb.op("logsumexp", x, tb.kw({axis: 1})). */
   op(name, ...rawArgs) {
-    if (hasSym(rawArgs)) {
-      const tape = rawArgs.find((a) => a instanceof Sym)?.tape
-        ?? rawArgs.flat().find((a) => a instanceof Sym).tape;
-      const [args, kwargs] = splitKwargs(rawArgs);
+    const [args, kwargs] = splitKwargs(rawArgs);
+    if (hasSym(args)) {
+      const tape = args.find((a) => a instanceof Sym)?.tape
+        ?? args.flat().find((a) => a instanceof Sym).tape;
       return tape.record(name, args, kwargs);
     }
-    return this._op(name, rawArgs);
-  }
-
-  async _op(name, rawArgs) {
-    const [args, kwargs] = splitKwargs(rawArgs);
-    return this._decode(await this._request({ op: "op", name, args: this._encode(args),
-      kwargs: kwargs ? this._encode(kwargs) : null }));
+    return this._call(null, name, args, kwargs);
   }
 
   async _data(t, view) {
     const h = t[kHandle];
-    const res = await this._request({ op: "data", target: h.ref().$h, view });
+    const res = await this.channel.request("data", [h.use(), view]);
     let data = res.data;
-    if (res.bytes) {
-      const buf = res.bytes.buffer.slice(res.bytes.byteOffset, res.bytes.byteOffset
-        + res.bytes.byteLength);
-      data = new TYPED[t.dtype](buf);
+    if (res.tagged !== undefined) {
+      data = this.codec.result(res.tagged);  // an Array descriptor: the right typed array
     } else if (t.dtype === "float64") {
       data = Float64Array.from(data);
     } else if (t.dtype === "int64") {
@@ -261,11 +293,8 @@ export class TensorBridge {
       data = Uint8Array.from(data);
     }
     const out = { data, shape: t.shape, dtype: t.dtype };
-    if (view && res.view && data === res.data) {
-      out.view = true;
-      out.release = () => { out.data = null; };
-    } else if (view) {
-      out.view = false;
+    if (view) {
+      out.view = !!res.view && data === res.data;
       out.release = () => { out.data = null; };
     }
     return out;
@@ -282,72 +311,115 @@ export class TensorBridge {
         const tape = new Tape();
         const syms = args.map(() => tape.input());
         const out = await f(...syms);
-        program = { nodes: tape.nodes, out: tape.ref(out) };
+        program = { nodes: tape.nodes, out };
       } else {
         // a Python function (e.g. from pyimport): the program is one call of it
-        program = { nodes: [{ fn: "$call", target: f[kHandle].ref(),
-          args: args.map((_, i) => ({ $sym: i })) }], out: { $sym: args.length } };
+        const arg = args.map((_, i) => ({ [kSym]: i }));
+        program = { nodes: [{ fn: "$call", target: f, args: arg }], out: { [kSym]: args.length } };
       }
-      const res = await this._request({ op: "transform", kind, program: this._encode(program),
-        args: this._encode(args), argnums: argnums === undefined ? null : [].concat(argnums) });
-      return this._decode(res);
+      const nums = argnums === undefined ? null : [].concat(argnums);
+      const { text, side } = this.codec.encodeCall([program, args, nums], null);
+      return this._request("transform", [kind, text, side]);
     };
   }
 
   /** Import a Python module; returns a handle-backed proxy (await attributes, call methods). */
-  async pyimport(name) {
-    const d = await this._request({ op: "import", name });
-    return this._decode(d);
-  }
+  pyimport(name) { return this._request("importModule", [name]); }
 
-  _proxy(id, typeName, callable, path) {
+  _proxy(h, attr, root = false) {
     const tb = this;
-    let h;
-    if (path === null) {
-      h = new Handle(this, id, callable ? "function" : "ref", typeName);
-    }
-    const root = path === null ? null : path.root;
-    const handle = h ?? root;
-    const attr = path === null ? null : path.attr;
     const target = function () {};
     const proxy = new Proxy(target, {
       get(_, prop) {
-        if (prop === kHandle) return handle;
+        if (prop === kHandle) return h;
         if (prop === "then") {
           if (attr === null) return undefined;  // the handle itself is not a promise
-          return (res, rej) => Promise.resolve().then(() => tb._request({ op: "getattr",
-            target: handle.ref().$h, attr })).then((v) => tb._decode(v)).then(res, rej);
+          return (res, rej) => {
+            try {
+              tb._request("getAttr", [h.use(), attr]).then(res, rej);
+            } catch (e) {
+              rej(e);
+            }
+          };
         }
-        if (prop === "dispose") return () => tb._release(handle);
-        if (prop === Symbol.dispose) return () => tb._release(handle);
-        if (prop === "toString") return () => `<Python ${typeName}${attr ? "." + attr : ""}>`;
+        if (prop === "dispose" || prop === Symbol.dispose) return () => tb._release(h);
+        if (prop === "toString") return () => `<Python ${h.typeName}${attr ? "." + attr : ""}>`;
         if (typeof prop === "symbol") return undefined;
-        return tb._proxy(id, typeName, true, { root: handle,
-          attr: attr ? `${attr}.${prop}` : prop });
+        // attribute proxies are made once per handle and path
+        const path = attr ? `${attr}.${prop}` : prop;
+        const kids = h.children ??= new Map();
+        let child = kids.get(path);
+        if (child === undefined) kids.set(path, child = tb._proxy(h, path));
+        return child;
       },
-      async apply(_, thisArg, rawArgs) {
+      apply(_, thisArg, rawArgs) {
         const [args, kwargs] = splitKwargs(rawArgs);
-        return tb._request({ op: "call", target: handle.ref().$h, attr, args: tb._encode(args),
-          kwargs: kwargs ? tb._encode(kwargs) : null }).then((v) => tb._decode(v));
+        return tb._call(h, attr, args, kwargs);
       },
     });
-    if (h) this._track(proxy, h);
+    if (root) this._track(proxy, h);
     return proxy;
   }
 
-  /** Live handles: {count, byType} on the Python side, plus the JS-side count. */
+  /** Live handles: the bridge's stats() (live, refs, by_type...) plus the JS-side count. */
   async handles() {
-    const py = await this._request({ op: "handles" });
-    return { ...py, js: this._live.size };
+    const s = await this._request("stats", []);
+    return { ...s, count: s.live, byType: s.by_type, js: this._live.size };
   }
 
-  async memory() { return this._request({ op: "memory" }); }
+  async memory() {
+    const m = await this.channel.request("memory", []);
+    return { runtime: await this._result(m.runtime), tf: m.tf };
+  }
 
   /** Run Python code in the runtime's namespace (tests, debugging). */
-  async runPython(code) { return this._decode(await this._request({ op: "run", code })); }
+  runPython(code) { return this._request("run", [code]); }
+
+  /**
+   * Register a converter (both directions optional):
+   *   python: "module.Type"    the Python type (by qualified name)
+   *   fromPython: "lambda v: ..." | Python callable  Python object -> plain data (default: by handle)
+   *   toJs: (data) => value    plain data -> JS value
+   *   js: SomeClass            the JS class (instanceof, most derived wins)
+   *   fromJs: (value) => data  JS value -> plain data (default: its own enumerable properties)
+   *   toPython: "lambda d: ..." | Python callable  plain data -> Python object
+   *   name: the converter's name (default: the Python type or JS class name)
+   */
+  async registerConverter({ name, python, js, fromPython, toJs, fromJs, toPython } = {}) {
+    name = name ?? python ?? js?.name;
+    if (!name) throw new TypeError("registerConverter: give `python` (a type name) or `js` (a class)");
+    if (js && toPython === undefined) {
+      throw new TypeError("registerConverter: `js` needs `toPython` (Python source or callable)");
+    }
+    if (python && toJs === undefined && js === undefined) {
+      throw new TypeError("registerConverter: `python` needs `toJs` (a JS function)");
+    }
+    const spec = { name, python: python ?? null, fromPython: fromPython ?? null,
+      toJs: typeof toJs === "function", toPython: toPython ?? null };
+    const { text, side } = this.codec.encodeValue(spec);
+    const r = await this._request("registerConverter", [text, side]);
+    if (typeof toJs === "function") this.codec.byName.set(name, toJs);
+    if (js) this.codec.byClass.set(js, { name, fromJs: fromJs ?? ((v) => ({ ...v })) });
+    return r;
+  }
+
+  async unregisterConverter(name, python = null) {
+    this.codec.byName.delete(name);
+    for (const [cls, c] of this.codec.byClass) if (c.name === name) this.codec.byClass.delete(cls);
+    await this.channel.request("unregisterConverter", [name, python]);
+  }
+
+  /**
+   * Interrupt the Python code running in the worker: it raises KeyboardInterrupt at its next
+   * check (host jobs and runtime loops stop at their safe points); the pending call rejects.
+   * Needs a cross-origin isolated page (shared memory); returns false where it cannot.
+   */
+  interrupt() { return this.channel.interrupt?.() ?? false; }
 
   async close() {
     this.closed = true;
     await this.channel.close?.();
   }
 }
+
+export { Kwargs, TYPED };

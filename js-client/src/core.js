@@ -1,35 +1,33 @@
 // The part of the client that lives next to Pyodide: in-process under Node, inside the Web
-// Worker in a browser. It boots Pyodide + TF.js, installs the runtime's tfjs backend and answers
-// requests ({op, ...}) with transport values (see glue_py.js and convert.js).
-
-import { GLUE_PY } from "./glue_py.js";
-
-function undefNulls(x) {
-  if (x === null) return undefined;
-  if (Array.isArray(x)) return x.map(undefNulls);
-  if (x && typeof x === "object" && Object.getPrototypeOf(x) === Object.prototype) {
-    const out = {};
-    for (const k in x) out[k] = undefNulls(x[k]);
-    return out;
-  }
-  return x;
-}
+// Worker in a browser. It boots Pyodide + TF.js, installs the runtime's tfjs backend and
+// tensorbridge.bridge's JS host (bridge/js_host.py), and forwards calls to it. Values cross as
+// the bridge's wire (see wire.js); this file only moves tagged results and side buffers.
 
 const DTYPES = new Set(["float32", "float64", "int32", "int64", "bool"]);
+
+const BOOT_PY = `
+import tensorbridge as tb
+from tensorbridge.bridge import js_host as _js_host
+from tensorbridge.runtime.backends import tfjs_backend as _tfjs
+import _tensorbridge_tf
+_tfjs.install(_tensorbridge_tf)
+`;
 
 export class Core {
   constructor(pyodide, tf, options) {
     this.py = pyodide;
     this.tf = tf;
     this.backend = options.backend || "tfjs";
-    this.glue = null;
-    this.host = null;
+    this.host = null;  // the tfjs kernel host (JS)
+    this.jsHost = null;  // bridge.js_host.JsHost (a PyProxy)
+    this.glue = null;  // its namespace (a PyProxy of a dict): runPython code runs there
     this.timings = {};
   }
 
-  /** Boot: Pyodide (from a local indexURL) and TF.js in parallel, then the runtime. */
+  /** Boot: Pyodide (from a local indexURL) and TF.js in parallel, then the runtime. `js` is
+   * the JS half the bridge calls (functions and objects Python holds). */
   static async boot({ loadPyodide, tf, indexURL, tfBackend = "wasm", backend = "tfjs",
-    packages = [], setWasmPaths, stdout, stderr } = {}) {
+    packages = [], setWasmPaths, stdout, stderr, js } = {}) {
     const t0 = performance.now();
     const tfReady = (async () => {
       if (setWasmPaths) setWasmPaths();
@@ -46,110 +44,61 @@ export class Core {
     const core = new Core(pyodide, tf, { backend });
     pyodide.registerJsModule("_tensorbridge_tf", tf);
     const ns = pyodide.globals.get("dict")();
-    pyodide.runPython(GLUE_PY, { globals: ns });
-    core.glue = ns;
-    pyodide.runPython(`
-from tensorbridge.runtime.backends import tfjs_backend as _tfjs
-import _tensorbridge_tf
-_tfjs.install(_tensorbridge_tf)
-tb.set_backend(${JSON.stringify(backend)})
-`, { globals: ns });
-    core.host = ns.get("_tfjs")._HOST;
+    pyodide.runPython(BOOT_PY, { globals: ns });
+    const install = ns.get("_js_host").install;
+    core.jsHost = install(js);
+    install.destroy();
+    core.glue = core.jsHost.namespace;
+    pyodide.runPython(`tb.set_backend(${JSON.stringify(backend)})`, { globals: ns });
+    const tfjsModule = ns.get("_tfjs");
+    core.host = tfjsModule._HOST;
+    tfjsModule.destroy();
+    ns.destroy();
+    const h = core.jsHost;
     core.fn = {};
-    for (const name of ["call", "get_attr", "op", "import_module", "adopt", "tensor_from",
-      "host_id", "tensor_list", "tensor_bytes", "dispose_tensor", "release", "stats",
-      "transform", "format_error", "to_js"]) {
-      core.fn[name] = ns.get(name);
+    for (const name of ["call", "call_wire", "get_attr", "import_module", "run", "release",
+      "release_many", "stats", "memory", "adopt", "tensor_from", "host_id", "tensor_data",
+      "tensor_list", "transform", "register_converter", "unregister_converter"]) {
+      core.fn[name] = h[name];
     }
     core.timings = { pyodideMs: tPy, totalMs: performance.now() - t0 };
     return core;
   }
 
-  toJsFn(r) { return this.fn.to_js(r); }
-
-  out(value) {
-    // Python transport value (a PyProxy or primitive) -> plain JS data
-    if (value && typeof value.toJs === "function") {
-      const js = value.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
-      value.destroy();
-      return js;
+  /** A tagged result as plain JS: PyProxies (side lists, futures) become arrays / promises. */
+  out(r) {
+    if (r === null || typeof r !== "object") return r;
+    if (typeof r.then === "function") {  // a Python coroutine: the result arrives later
+      return Promise.resolve(r).then((v) => this.out(v)).finally(() => r.destroy());
     }
-    return value;
+    const a = r.toJs({ depth: 2 });  // [text, typed arrays...]
+    r.destroy();
+    return a;
   }
 
-  toPy(x) {
-    // JS null becomes pyodide's JsNull, not None: turn nulls into undefined (-> None) first
-    return x === undefined ? null : this.py.toPy(undefNulls(x), { depth: -1 });
+  // ---- calls (every one returns a tagged result, or a promise of one) -----------------------
+  call(target, attr, mask, args) {
+    return this.out(this.fn.call(target ?? undefined, attr ?? undefined, mask, ...args));
   }
 
-  pyCall(fn, ...args) {
-    const conv = args.map((a) => (a === null ? undefined
-      : typeof a === "object" && !ArrayBuffer.isView(a) ? this.toPy(a) : a));
-    try {
-      return this.out(fn(...conv));
-    } finally {
-      for (const c of conv) if (c && typeof c.destroy === "function") c.destroy();
-    }
+  callWire(target, attr, text, side) {
+    return this.out(this.fn.call_wire(target ?? undefined, attr ?? undefined, text, ...side));
   }
 
-  /** Handle one request. Throws a plain object {name, type, message, traceback} on errors. */
-  dispatch(req) {
-    try {
-      return this.handle(req);
-    } catch (e) {
-      throw this.errorOf(e);
-    }
-  }
-
-  errorOf(e) {
-    if (e && e.type && e.constructor && e.constructor.name === "PythonError") {
-      const text = String(e.message).trimEnd();
-      const m = text.match(new RegExp(`^(?:[\\w.]+\\.)?${e.type}: [\\s\\S]*$`, "m"));
-      return { name: "PythonError", type: e.type, message: m ? m[0] : text.split("\n").pop(),
-        traceback: text };
-    }
-    if (e && e.name === "PythonError") return e;
-    return { name: e?.name || "Error", type: e?.name || "Error", message: String(e?.message ?? e),
-      traceback: e?.stack || "" };
-  }
-
-  handle(req) {
-    const f = this.fn;
-    switch (req.op) {
-      case "tensor": return this.tensor(req.data, req.shape, req.dtype);
-      case "op": return this.pyCall(f.op, req.name, req.args, req.kwargs || null);
-      case "call": return this.pyCall(f.call, req.target ?? null, req.attr ?? null, req.args,
-        req.kwargs || null);
-      case "getattr": return this.pyCall(f.get_attr, req.target, req.attr);
-      case "import": return this.pyCall(f.import_module, req.name);
-      case "data": return this.data(req.target, req.view);
-      case "array": return this.pyCall(f.tensor_list, req.target);
-      case "release": return req.tensor ? f.dispose_tensor(req.target) : f.release(req.target);
-      case "releaseMany":
-        for (const [id, isTensor] of req.items) {
-          if (isTensor) f.dispose_tensor(id); else f.release(id);
-        }
-        return null;
-      case "handles": return this.pyCall(f.stats);
-      case "transform": return this.pyCall(f.transform, req.kind, req.program, req.args,
-        req.argnums ?? null);
-      case "memory": return {
-        runtime: this.pyCall(this.glue.get("tb").memory),
-        tf: this.tf.memory(),
-      };
-      case "run": {
-        const r = this.py.runPython(req.code, { globals: this.glue });
-        const d = this.toJsFn(r);
-        if (r && typeof r.destroy === "function") r.destroy();
-        return this.out(d);
-      }
-      case "timings": return this.timings;
-      default: throw new Error(`unknown request ${req.op}`);
-    }
-  }
+  getAttr(target, attr) { return this.out(this.fn.get_attr(target, attr)); }
+  importModule(name) { return this.out(this.fn.import_module(name)); }
+  run(code) { return this.out(this.fn.run(code)); }
+  release(id) { return this.fn.release(id); }
+  releaseMany(ids) { return this.fn.release_many(JSON.stringify(ids)); }
+  stats() { return this.out(this.fn.stats()); }
+  transform(kind, text, side) { return this.out(this.fn.transform(kind, text, ...side)); }
+  registerConverter(text, side) { return this.out(this.fn.register_converter(text, ...side)); }
+  unregisterConverter(name, python) { return this.fn.unregister_converter(name, python); }
+  tensorList(id) { return this.out(this.fn.tensor_list(id)); }
+  memory() { return { runtime: this.out(this.fn.memory()), tf: this.tf.memory() }; }
 
   /** One copy of a TypedArray into the backend's memory (TF.js) and a runtime tensor on it. */
-  tensor(data, shape, dtype) {
+  tensor(data, shape, dtype, text, side) {
     if (!DTYPES.has(dtype)) throw new TypeError(`dtype: unknown dtype ${dtype}`);
     if (this.backend === "tfjs") {
       const storage = dtype === "float64" ? "float32" : dtype === "int64" ? "int32" : dtype;
@@ -165,17 +114,13 @@ tb.set_backend(${JSON.stringify(backend)})
       const id = this.host.from_typed(arr, shape, storage);
       return this.out(this.fn.adopt(this.backend, id, dtype));
     }
-    return this.pyCall(this.fn.tensor_from, data, shape, dtype, this.backend);
+    return this.out(this.fn.tensor_from(text, ...side));  // through an Array descriptor
   }
 
-  /** Tensor data as {data, shape, dtype}: a copy, or (Node, view=true) a zero-copy view. */
+  /** Tensor data: {data, view} read from TF.js directly, or a tagged Array (other backends). */
   data(hid, view = false) {
     const id = this.fn.host_id(hid);
-    if (id < 0) {
-      const mv = this.fn.tensor_bytes(hid);
-      const list = mv.toJs(); mv.destroy();
-      return { bytes: list };
-    }
+    if (id < 0) return { tagged: this.out(this.fn.tensor_data(hid)) };
     const t = this.host.get(id);
     const be = this.tf.getBackend();
     if (view && be === "wasm") {

@@ -1,11 +1,11 @@
 // tensorbridge for JavaScript. `await loadTensorBridge(options)`:
-//   Node    -> Pyodide in this process (requests are answered synchronously, wrapped in promises)
+//   Node    -> Pyodide in this process (calls are answered synchronously, wrapped in promises)
 //   browser -> Pyodide in a Web Worker (the page never freezes), unless {worker: false}
 // Both load Pyodide and the tensorbridge wheel from a local folder (dist/pyodide, built by
 // `npm run build`), so nothing is fetched from the network.
 
-import { Kwargs } from "./convert.js";
 import { DisposedError, Tensor, TensorBridge, TensorBridgeError } from "./client.js";
+import { Kwargs, packTagged, reviveError, unpackTagged } from "./wire.js";
 
 export { DisposedError, Kwargs, Tensor, TensorBridge, TensorBridgeError };
 
@@ -24,17 +24,39 @@ export async function loadTensorBridge(options = {}) {
   return loadWorker(options);
 }
 
+/** Pyodide in this thread: requests go straight to the core. */
 class InProcessChannel {
-  constructor(core) { this.core = core; this.mode = "in-process"; }
-  request(msg) {
-    try {
-      return Promise.resolve(this.core.dispatch(msg));
-    } catch (e) {
-      return Promise.reject(new TensorBridgeError(e));
-    }
-  }
-  encodeFunction(fn) { return fn; }  // Pyodide wraps JS functions; Python calls them directly
+  constructor() { this.core = null; this.codec = null; this.mode = "in-process"; }
+  request(op, args) { return this.core[op](...args); }
   close() {}
+
+  /** The JS half the bridge calls: JS functions and objects Python holds live in the codec. */
+  jsHalf() {
+    const ch = this;
+    const toBytes = (p) => {
+      if (p && typeof p.toJs === "function") { const a = p.toJs(); p.destroy(); return a; }
+      return p;
+    };
+    return {
+      invoke: (cb, ...args) => {
+        for (let i = 0; i < args.length; i++) if (args[i] === undefined) args[i] = null;
+        return ch.codec.invoke(cb, args);
+      },
+      invokeWire: (cb, text, ...side) => {
+        let args;
+        try {
+          args = ch.codec.callArgs(text, side.map(toBytes));
+        } catch (e) {
+          return ch.codec.tagError(e);
+        }
+        return ch.codec.invoke(cb, args);
+      },
+      // Python dropped a JS function / object: forget it after the current call's result is
+      // decoded (that result may be the very object going home)
+      release: (cb) => queueMicrotask(() => ch.codec.release(cb)),
+      releaseObject: (id) => queueMicrotask(() => ch.codec.releaseObject(id)),
+    };
+  }
 }
 
 async function loadNode(options) {
@@ -52,12 +74,13 @@ async function loadNode(options) {
   require("@tensorflow/tfjs-backend-cpu");
   require("@tensorflow/tfjs-backend-wasm");
   const { Core } = await import("./core.js");
+  const channel = new InProcessChannel();
   const core = await Core.boot({ loadPyodide, tf, indexURL, tfBackend: options.tfBackend
     ?? "wasm", backend: options.backend ?? "tfjs", stdout: options.stdout,
-    stderr: options.stderr });
-  const tb = new TensorBridge(new InProcessChannel(core),
-    { mode: "node", bootMs: performance.now() - t0, ...core.timings,
-      tfBackend: tf.getBackend() });
+    stderr: options.stderr, js: channel.jsHalf() });
+  channel.core = core;
+  const tb = new TensorBridge(channel, { mode: "node", bootMs: performance.now() - t0,
+    ...core.timings, tfBackend: tf.getBackend() });
   tb.core = core;  // in-process access (tests, benchmarks)
   return tb;
 }
@@ -71,79 +94,169 @@ async function loadInPage(options) {
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   const { Core } = await import("./core.js");
   const tfjsURL = options.tfjsURL ?? new URL("tfjs/", base).href;
+  const channel = new InProcessChannel();
   const core = await Core.boot({ loadPyodide, tf, indexURL, tfBackend: options.tfBackend
-    ?? "wasm", backend: options.backend ?? "tfjs",
+    ?? "wasm", backend: options.backend ?? "tfjs", js: channel.jsHalf(),
   setWasmPaths: () => tf.wasm?.setWasmPaths?.(tfjsURL) });
-  return new TensorBridge(new InProcessChannel(core), { mode: "page",
-    bootMs: performance.now() - t0, ...core.timings });
+  channel.core = core;
+  const tb = new TensorBridge(channel, { mode: "page", bootMs: performance.now() - t0,
+    ...core.timings });
+  tb.core = core;
+  return tb;
 }
 
 // ---- browser: Pyodide in a Web Worker -------------------------------------------------------
+// Requests: {id, op, args} -> {type: "reply", id, ok, value | error}.
+// Python calling a page function, page cross-origin isolated (synchronous): the worker writes
+// the call into the SharedArrayBuffer, wakes the page (Atomics.notify on a word the page waits
+// on with Atomics.waitAsync; where that is missing, a {type: "cb"} message) and blocks in
+// Atomics.wait until the page wrote the tagged answer there. Not isolated: {type: "cb", rid}
+// messages answered by {type: "cbReply", rid} (Python gets an awaitable).
+// SAB layout: Int32 [0] answer ready, [1] answer kind (0 none, 1 number, 2 boolean, 3 packed
+// text), [2] boolean answer, [3] call pending; Float64 answer at byte 16; Int32 call [function
+// id, number of arguments or -1] at byte 24; Int32 Pyodide interrupt buffer at byte 32; from
+// byte 40 the call's arguments (doubles when they are all numbers, else packed text + side
+// buffers, see wire.js), then the packed answer.
+const SAB_HEAD = 40;
+const hasWaitAsync = typeof Atomics.waitAsync === "function";
+
 class WorkerChannel {
   constructor(worker, sab) {
     this.worker = worker;
     this.next = 1;
     this.pending = new Map();
-    this.callbacks = new Map();
-    this.nextCb = 1;
+    this.codec = null;
     this.sab = sab;
+    if (sab) {
+      this.ctl = new Int32Array(sab, 0, 4);
+      this.f64 = new Float64Array(sab, 16, 1);
+      this.req = new Int32Array(sab, 24, 2);
+      this.interruptWord = new Int32Array(sab, 32, 1);
+      this.payload = new Uint8Array(sab, SAB_HEAD);
+      this.numArgs = new Float64Array(sab, SAB_HEAD, 16);
+      this.decoder = new TextDecoder();
+      if (hasWaitAsync) this.serveSync();
+    }
     this.mode = sab ? "worker+sab" : "worker+async";
     worker.onmessage = (ev) => this.onMessage(ev.data);
   }
 
-  request(msg) {
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, msg });
-    });
-  }
-
-  encodeFunction(fn) {
-    const cb = this.nextCb++;
-    this.callbacks.set(cb, fn);
-    return { $cb: cb, name: fn.name || null };
-  }
-
-  async onMessage(m) {
-    if (m.type === "reply") {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (m.ok) p.resolve(m.value); else p.reject(new TensorBridgeError(m.error));
-    } else if (m.type === "callback") {
-      const { packJSON, unpackJSON } = await import("./convert.js");
-      const fn = this.callbacks.get(m.cb);
-      let result;
+  /** Synchronous calls from the worker, woken by Atomics.waitAsync (no message per call). */
+  async serveSync() {
+    const ctl = this.ctl;
+    for (;;) {
+      if (Atomics.load(ctl, 3) === 0) {
+        const w = Atomics.waitAsync(ctl, 3, 0);
+        if (w.async) await w.value;
+      }
+      if (this.closed) return;
+      Atomics.store(ctl, 3, 0);
+      let call;
       try {
-        if (!fn) throw new Error(`callback ${m.cb} was released`);
-        const args = unpackJSON(m.args);
-        const kwargs = m.kwargs ? unpackJSON(m.kwargs) : null;
-        result = { ok: await fn(...args, ...(kwargs ? [kwargs] : [])) };
+        const cb = this.req[0], n = this.req[1];
+        if (n >= 0) {
+          const args = new Array(n);
+          for (let i = 0; i < n; i++) args[i] = this.numArgs[i];
+          call = { sync: true, cb, args };
+        } else {
+          const packed = unpackTagged(this.payload, this.decoder);
+          const [text, side] = typeof packed === "string" ? [packed, []]
+            : [packed[0], packed.slice(1)];
+          const [args, wireText] = JSON.parse(text);
+          call = { sync: true, cb, args: args && args.map((a) => this.codec.dec(a, null)),
+            text: wireText ?? undefined, side };
+        }
       } catch (e) {
-        result = { $error: { name: e?.name ?? "Error", message: String(e?.message ?? e),
-          stack: e?.stack ?? "" } };
+        this.answer({ sync: true }, this.codec.tagError(e));
+        continue;
       }
-      const text = packJSON(result.$error ? result : result.ok);
-      if (m.sync) {
-        const ctl = new Int32Array(this.sab, 0, 2);
-        const bytes = new TextEncoder().encode(text);
-        const room = this.sab.byteLength - 8;
-        const payload = bytes.length <= room ? bytes : new TextEncoder().encode(packJSON(
-          { $error: { name: "RangeError", message: `callback result is ${bytes.length} bytes; `
-            + `the synchronous channel holds ${room}` } }));
-        new Uint8Array(this.sab, 8, payload.length).set(payload);
-        Atomics.store(ctl, 1, payload.length);
-        Atomics.store(ctl, 0, 1);
-        Atomics.notify(ctl, 0);
-      } else {
-        this.worker.postMessage({ type: "callbackReply", rid: m.rid, text });
-      }
-    } else if (m.type === "releaseCallback") {
-      this.callbacks.delete(m.cb);
+      const r = this.run(call);
+      this.answer(call, r && typeof r.then === "function" ? await r : r);
     }
   }
 
-  close() { this.worker.terminate(); }
+  request(op, args) {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {  // side buffers are copied (structured clone)
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+
+  onMessage(m) {
+    switch (m.type) {
+      case "reply": {
+        const p = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        if (m.ok) p.resolve(m.value); else p.reject(reviveError(m.error));
+        return;
+      }
+      case "cb": return this.onCallback(m);
+      case "releases":  // JS functions / objects Python dropped (sent after the replies)
+        for (const [kind, id] of m.items) {
+          if (kind === 0) this.codec.release(id); else this.codec.releaseObject(id);
+        }
+        return;
+      default: return;
+    }
+  }
+
+  onCallback(m) {
+    const r = this.run(m);
+    if (r && typeof r.then === "function") r.then((v) => this.answer(m, v));
+    else this.answer(m, r);
+  }
+
+  run(m) {  // a page function called from Python: its tagged answer (or a promise of it)
+    const codec = this.codec;
+    try {
+      const args = m.text !== undefined ? codec.callArgs(m.text, m.side)
+        : m.args.map((a) => (a === undefined ? null : a));
+      return codec.invoke(m.cb, args);
+    } catch (e) {
+      return codec.tagError(e);
+    }
+  }
+
+  answer(m, r) {
+    if (!m.sync) {
+      this.worker.postMessage({ type: "cbReply", rid: m.rid, value: r });
+      return;
+    }
+    const ctl = this.ctl;
+    const t = typeof r;
+    try {
+      if (r === undefined || r === null) ctl[1] = 0;
+      else if (t === "number") { ctl[1] = 1; this.f64[0] = r; }
+      else if (t === "boolean") { ctl[1] = 2; ctl[2] = r ? 1 : 0; }
+      else {
+        ctl[1] = 3;
+        packTagged(r, this.payload);
+      }
+    } catch (e) {  // never leave the worker waiting
+      ctl[1] = 3;
+      packTagged(this.codec.tagError(e instanceof RangeError ? new RangeError(
+        `tensorbridge: the callback's result does not fit the synchronous channel `
+        + `(${this.payload.length} bytes; see loadTensorBridge({callbackBytes}))`) : e),
+      this.payload);
+    } finally {
+      Atomics.store(ctl, 0, 1);
+      Atomics.notify(ctl, 0);
+    }
+  }
+
+  /** KeyboardInterrupt in the worker's Python at its next check (needs shared memory). */
+  interrupt() {
+    if (!this.interruptWord) return false;
+    Atomics.store(this.interruptWord, 0, 2);  // SIGINT, for pyodide.setInterruptBuffer
+    return true;
+  }
+
+  close() {
+    this.closed = true;
+    this.worker.terminate();
+    if (this.ctl) { Atomics.store(this.ctl, 3, 1); Atomics.notify(this.ctl, 3); }
+  }
 }
 
 async function loadWorker(options) {
@@ -154,7 +267,7 @@ async function loadWorker(options) {
   const isolated = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer
     !== "undefined";
   const sab = isolated && options.syncCallbacks !== false
-    ? new SharedArrayBuffer(8 + (options.callbackBytes ?? 1 << 20)) : null;
+    ? new SharedArrayBuffer(SAB_HEAD + (options.callbackBytes ?? 1 << 20)) : null;
   const channel = new WorkerChannel(worker, sab);
   const ready = new Promise((resolve, reject) => {
     worker.onerror = (e) => reject(new Error(`tensorbridge worker failed: ${e.message}`));
@@ -163,7 +276,8 @@ async function loadWorker(options) {
   worker.postMessage({ id: 0, boot: {
     indexURL: options.indexURL ?? new URL("pyodide/", base).href,
     tfjsURL: options.tfjsURL ?? new URL("tfjs/", base).href,
-    tfBackend: options.tfBackend ?? "wasm", backend: options.backend ?? "tfjs", sab } });
+    tfBackend: options.tfBackend ?? "wasm", backend: options.backend ?? "tfjs", sab,
+    wake: hasWaitAsync ? "waitAsync" : "message" } });
   const timings = await ready;
   return new TensorBridge(channel, { mode: channel.mode, bootMs: performance.now() - t0,
     ...timings, crossOriginIsolated: isolated });

@@ -1,46 +1,104 @@
 // tensorbridge's Web Worker (a module worker: Pyodide 314 refuses classic workers). TF.js loads
 // from its UMD builds (global `tf`), Pyodide from pyodide.mjs, both from local folders.
-// Requests arrive as {id, msg}; replies go back as {type: "reply", id, ok, value}.
+// Requests arrive as {id, op, args} (a Core method and its arguments); replies go back as
+// {type: "reply", id, ok, value | error}. Values are the bridge's wire / tagged results
+// (wire.js): the worker moves them, the page encodes and decodes them.
 //
-// Main-thread callbacks (a JS function of the page passed to Python):
-//  * page cross-origin isolated (COOP + COEP): synchronous. The worker posts the call and blocks
-//    in Atomics.wait on a SharedArrayBuffer until the page wrote the answer (~20-50 us).
-//  * otherwise: the Python call returns an awaitable (a JS promise) that async Python code can
-//    await; synchronous Python code cannot get the value (no shared memory to block on).
+// Python calling a page function (a JS function of the page passed to Python):
+//  * page cross-origin isolated (COOP + COEP): synchronous. The worker writes the call into a
+//    SharedArrayBuffer, wakes the page (Atomics.notify; the page waits with Atomics.waitAsync,
+//    or a message where that is missing) and blocks in Atomics.wait until the page wrote the
+//    tagged answer there.
+//  * otherwise: the Python call returns an awaitable (the answer comes as a message) that async
+//    Python code awaits; a coroutine a call returns is awaited before its result goes back.
 /* global tf */
-import * as convert from "./convert.js";
 import { Core } from "./core.js";
+import { packTagged, plainError, unpackTagged } from "./wire.js";
 
 let core = null;
-let sab = null;
+let sab = null, ctl = null, f64 = null, payload = null;
+const decoder = new TextDecoder();
 const asyncReplies = new Map();
 let nextRid = 1;
 
-function callMainSync(cb, args, kwargs) {
-  const ctl = new Int32Array(sab, 0, 2);
-  Atomics.store(ctl, 0, 0);
-  postMessage({ type: "callback", cb, sync: true, args: convert.packJSON(toPlain(args)),
-    kwargs: kwargs ? convert.packJSON(toPlain(kwargs)) : null });
-  Atomics.wait(ctl, 0, 0);
-  const n = Atomics.load(ctl, 1);
-  const text = new TextDecoder().decode(new Uint8Array(sab, 8, n).slice());
-  return core.py.toPy(convert.unpackJSON(text), { depth: -1 });
-}
+let wake = "message", req = null, numArgs = null;
+const MAX_NUM_ARGS = 16;
+const SPIN_MAX = 20000;  // Atomics.load polls (~20-50 us) before Atomics.wait
+let spin = SPIN_MAX, sinceSpin = 0;
+const finite = (a) => typeof a !== "number" || Number.isFinite(a);
+const isNumber = (a) => typeof a === "number";
 
-function callMainAsync(cb, args, kwargs) {
-  const rid = nextRid++;
-  postMessage({ type: "callback", cb, rid, sync: false, args: convert.packJSON(toPlain(args)),
-    kwargs: kwargs ? convert.packJSON(toPlain(kwargs)) : null });
-  return new Promise((resolve) => asyncReplies.set(rid, resolve)).then((text) =>
-    core.py.toPy(convert.unpackJSON(text), { depth: -1 }));
-}
-
-function toPlain(x) {
-  if (x && typeof x.toJs === "function") {
-    return x.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+function callMain(m) {
+  m.type = "cb";
+  if (sab) {
+    Atomics.store(ctl, 0, 0);
+    if (wake === "waitAsync") {  // the call goes through shared memory, the page is notified
+      const args = m.args;
+      req[0] = m.cb;
+      if (args !== undefined && args.length <= MAX_NUM_ARGS && args.every(isNumber)) {
+        req[1] = args.length;  // numbers only: as doubles, no text
+        for (let i = 0; i < args.length; i++) numArgs[i] = args[i];
+      } else {
+        req[1] = -1;
+        packTagged(m.text !== undefined ? [JSON.stringify([null, m.text]), ...m.side]
+          : JSON.stringify([args.map((a) => (finite(a) ? a : { $: "f", v: String(a) }))]),
+        payload);
+      }
+      Atomics.store(ctl, 3, 1);
+      Atomics.notify(ctl, 3);
+    } else {
+      m.sync = true;
+      postMessage(m);
+    }
+    // Poll before sleeping: on an idle machine waking a sleeping thread costs more than the
+    // answer itself. Adaptive: the budget doubles while answers arrive during the poll and
+    // halves when they do not (then polling only steals CPU from the page); at zero it is
+    // tried again now and then.
+    let i = 0;
+    const budget = spin || (++sinceSpin & 63 ? 0 : 256);
+    while (i < budget && Atomics.load(ctl, 0) === 0) i++;
+    if (i < budget) spin = Math.min(SPIN_MAX, Math.max(256, budget * 2));
+    else { spin = budget >> 1; Atomics.wait(ctl, 0, 0); }
+    if (spin) sinceSpin = 0;
+    switch (ctl[1]) {
+      case 0: return undefined;
+      case 1: return f64[0];
+      case 2: return ctl[2] === 1;
+      default: return unpackTagged(payload, decoder);
+    }
   }
-  return x;
+  const rid = nextRid++;
+  m.rid = rid;
+  postMessage(m);
+  return new Promise((resolve) => asyncReplies.set(rid, resolve));
 }
+
+const toBytes = (p) => {
+  if (p && typeof p.toJs === "function") { const a = p.toJs(); p.destroy(); return a; }
+  return p;
+};
+
+// Page functions / objects Python dropped: told to the page in a later task, so that a reply
+// carrying one of them (going home) is decoded before the page forgets it.
+let releases = [];
+function released(kind, id) {
+  if (releases.length === 0) {
+    setTimeout(() => {
+      const items = releases;
+      releases = [];
+      postMessage({ type: "releases", items });
+    }, 0);
+  }
+  releases.push([kind, id]);
+}
+
+/** The JS half the bridge calls: page functions by id, through the page. */
+const jsHalf = {
+  invoke: (cb, ...args) => callMain({ cb, args }),
+  invokeWire: (cb, text, ...side) => callMain({ cb, text, side: side.map(toBytes) }),
+  release: (cb) => released(0, cb),
+  releaseObject: (id) => released(1, id),
+};
 
 async function loadScript(url) {
   // UMD build in the worker's global scope (module workers have no importScripts)
@@ -55,29 +113,42 @@ async function boot(opts) {
   for (const s of scripts) await loadScript(new URL(s, opts.tfjsURL).href);
   const { loadPyodide } = await pyodideModule;
   sab = opts.sab;
+  if (sab) {
+    ctl = new Int32Array(sab, 0, 4);
+    f64 = new Float64Array(sab, 16, 1);
+    req = new Int32Array(sab, 24, 2);
+    payload = new Uint8Array(sab, 40);
+    numArgs = new Float64Array(sab, 40, MAX_NUM_ARGS);
+    wake = opts.wake;
+  }
   core = await Core.boot({ loadPyodide, tf, indexURL: opts.indexURL, tfBackend: opts.tfBackend,
-    backend: opts.backend, setWasmPaths: () => tf.wasm.setWasmPaths(opts.tfjsURL) });
-  const glue = core.glue;
-  glue.set("_call_main", sab ? callMainSync : callMainAsync);
-  glue.set("_release_main", (cb) => postMessage({ type: "releaseCallback", cb }));
+    backend: opts.backend, setWasmPaths: () => tf.wasm.setWasmPaths(opts.tfjsURL),
+    js: jsHalf });
+  if (sab) core.py.setInterruptBuffer(new Int32Array(sab, 32, 1));  // tb.interrupt()
   return { ...core.timings, tfBackend: tf.getBackend(), callbacks: sab ? "sync" : "async" };
+}
+
+function transferables(value) {
+  // side buffers of a tagged result are fresh copies: move them instead of copying again
+  if (!Array.isArray(value)) return [];
+  return value.slice(1).filter((b) => ArrayBuffer.isView(b)).map((b) => b.buffer);
 }
 
 self.onmessage = async (ev) => {
   const m = ev.data;
-  if (m.type === "callbackReply") {
+  if (m.type === "cbReply") {
     const r = asyncReplies.get(m.rid);
     asyncReplies.delete(m.rid);
-    r?.(m.text);
+    r?.(m.value);
     return;
   }
   try {
-    const value = m.boot ? await boot(m.boot) : core.dispatch(m.msg);
-    postMessage({ type: "reply", id: m.id, ok: true, value });
+    let value;
+    if (m.boot) value = await boot(m.boot);
+    else if (m.op === "data") value = core.data(m.args[0], false);  // a view cannot leave here
+    else value = await core[m.op](...m.args);
+    postMessage({ type: "reply", id: m.id, ok: true, value }, transferables(value));
   } catch (e) {
-    const err = e && e.message !== undefined && e.type !== undefined ? e
-      : { name: e?.name ?? "Error", type: e?.name ?? "Error", message: String(e?.message ?? e),
-        traceback: e?.stack ?? "" };
-    postMessage({ type: "reply", id: m.id, ok: false, error: err });
+    postMessage({ type: "reply", id: m.id, ok: false, error: plainError(e) });
   }
 };

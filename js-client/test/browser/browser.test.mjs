@@ -1,7 +1,8 @@
 // Playwright (playwright-core) drives Debian's Chromium against pages served from 127.0.0.1 with
 // COOP/COEP headers: the worker runtime, round trips, callbacks to the main thread, errors both
-// ways, a leak check, the op table against the Python fixtures, and the demo (frame gaps and a
-// non-blank screenshot).
+// ways, converters registered from the page, interrupts, a leak check, the op table against the
+// Python fixtures, and the demo (frame gaps and a non-blank screenshot). A second server without
+// COOP/COEP serves page_async.html: callbacks through awaited promises.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,11 +13,13 @@ import { serve } from "../../scripts/serve.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const outDir = path.resolve(new URL("../../test-results/", import.meta.url).pathname);
-let server, context, base;
+let server, plainServer, context, base, plainBase;
 
 before(async () => {
   server = await serve({ port: 0 });
   base = `http://127.0.0.1:${server.address().port}`;
+  plainServer = await serve({ port: 0, isolation: false });
+  plainBase = `http://127.0.0.1:${plainServer.address().port}`;
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "tb-chromium-"));
   context = await chromium.launchPersistentContext(userDir, {
     executablePath: CHROMIUM, headless: true,
@@ -29,14 +32,15 @@ before(async () => {
 after(async () => {
   await context?.close();
   server?.close();
+  plainServer?.close();
 });
 
-async function page(url) {
+async function page(url, origin = base) {
   const p = await context.newPage();
   const logs = [];
   p.on("console", (m) => logs.push(`${m.type()}: ${m.text()}`));
   p.on("pageerror", (e) => logs.push(`pageerror: ${e.message}`));
-  await p.goto(base + url);
+  await p.goto(origin + url);
   p.logs = logs;
   return p;
 }
@@ -103,6 +107,72 @@ test("runtime in a worker: isolation, round trips, callbacks, errors, leaks, fix
         t.diagnostic(`sync callback round trip: ${r.perCallUs.toFixed(1)} us per call`);
       });
 
+    await t.test("converters registered from the page, errors coming home, interrupts",
+      async () => {
+        const r = await p.evaluate(async () => {
+          class Frac { constructor(n, d) { this.n = n; this.d = d; } }
+          await tb.registerConverter({ python: "fractions.Fraction", js: Frac,
+            fromPython: "lambda f: [f.numerator, f.denominator]",
+            toJs: ([n, d]) => new Frac(n, d), fromJs: (f) => [f.n, f.d],
+            toPython: "lambda d: Fraction(*d)" });
+          const double = await tb.runPython("lambda f: f * 2");
+          const twice = await double(new Frac(3, 4));
+          // a page callback receiving a converted value, answering with one
+          const viaCb = await (await tb.runPython(
+            "import fractions\nlambda cb: cb(fractions.Fraction(1, 3)) + 1"))(
+            (f) => new Frac(f.n * 2, f.d));
+          // a Python error thrown back from a page callback is the same exception object
+          const home = await tb.runPython(`
+_saved = []
+def _raise():
+    e = ValueError("from python")
+    _saved.append(e)
+    raise e
+def _home(cb):
+    try:
+        cb()
+    except ValueError as e:
+        return e is _saved[0]
+(_raise, _home)`);
+          let first;
+          try { await home[0](); } catch (e) { first = e; }
+          const same = await home[1](() => { throw first; });
+          // a JS error through Python: the original comes back as the cause
+          const orig = new SyntaxError("page error");
+          let back;
+          try { await (await tb.runPython("lambda cb: cb()"))(() => { throw orig; }); } catch (e) {
+            back = e;
+          }
+          // interrupt a long Python loop from the page
+          const spin = await tb.runPython(`
+import time
+import tensorbridge.bridge as br
+def _spin():
+    t = time.monotonic()
+    while time.monotonic() - t < 20:
+        br.check_cancelled()
+    return "finished"
+lambda: br.session("js").run(_spin)`);
+          const running = spin();
+          await new Promise((res) => setTimeout(res, 200));
+          const interrupted = tb.interrupt();
+          let stopped;
+          try { stopped = await running; } catch (e) { stopped = e.pyType; }
+          const after = await (await tb.runPython("lambda: 'alive'"))();
+          return { twice: [twice.constructor.name, twice.n, twice.d],
+            viaCb: [viaCb.constructor.name, viaCb.n, viaCb.d], same,
+            backIsCause: back.cause === orig, backType: back.type, interrupted, stopped, after };
+        });
+        assert.deepEqual(r.twice, ["Frac", 3, 2]);
+        assert.deepEqual(r.viaCb, ["Frac", 5, 3]);  // 2/3 + 1
+        assert.equal(r.same, true);
+        assert.equal(r.backIsCause, true);
+        assert.equal(r.backType, "SyntaxError");
+        assert.equal(r.interrupted, true);
+        assert.equal(r.stopped, "KeyboardInterrupt");
+        assert.equal(r.after, "alive");
+      });
+
     await t.test("Python errors become JS errors with the traceback", async () => {
       const r = await p.evaluate(async () => {
         try { await tb.runPython("1/0"); } catch (e) {
@@ -155,6 +225,87 @@ _res`), [src, fix]);
         assert.ok(Object.keys(res).length >= 100);
         assert.deepEqual(bad, []);
       });
+    await p.close();
+  });
+
+test("page not cross-origin isolated: callbacks through awaited promises",
+  { timeout: 240000 }, async (t) => {
+    const p = await page("/test/browser/page_async.html", plainBase);
+    const info = await p.evaluate(() => window.tbReady);
+    assert.equal(info.mode, "worker+async", `logs: ${p.logs.join("\n")}`);
+    assert.equal(info.crossOriginIsolated, false);
+    assert.equal(info.callbacks, "async");
+
+    await t.test("the runtime works the same", async () => {
+      const r = await p.evaluate(async () => {
+        const x = await tb.tensor([[1, 2], [3, 4]]);
+        const [v, g] = await tb.valueAndGrad((w) => w.mul(w).sum())(x);
+        const echo = await tb.runPython("lambda x: x");
+        return { v: await v.array(), g: await g.array(),
+          echo: [await echo({ a: [1, "b"] }), Array.from(await echo(new Int32Array([5])))],
+          sab: typeof SharedArrayBuffer };
+      });
+      assert.equal(r.v, 30);
+      assert.deepEqual(r.g, [[2, 4], [6, 8]]);
+      assert.deepEqual(r.echo, [{ a: [1, "b"] }, [5]]);
+      assert.equal(r.sab, "undefined");
+    });
+
+    await t.test("async Python awaits page functions; results and errors cross", async () => {
+      const r = await p.evaluate(async () => {
+        const onMain = [];
+        const total = await tb.runPython(`
+async def _total(f, n):
+    s = 0
+    for i in range(n):
+        s += await f(i)
+    return s
+_total`);
+        const t0 = performance.now();
+        const sum = await total((i) => { onMain.push(typeof document); return i * 10; }, 50);
+        const perCallUs = ((performance.now() - t0) / 50) * 1000;
+        const asyncFn = await total(async (i) => {
+          await new Promise((res) => setTimeout(res, 1));
+          return { value: i }.value;
+        }, 3);
+        // synchronous Python gets an awaitable, not the value
+        const kind = await (await tb.runPython(`
+import inspect
+def _kind(f):
+    c = f(1)
+    r = inspect.isawaitable(c)
+    c.close()
+    return r
+_kind`))((i) => i);
+        let err = null;
+        try {
+          await total(() => { throw new TypeError("thrown on the main thread"); }, 1);
+        } catch (e) { err = { type: e.pyType, jsType: e.type, message: e.message }; }
+        const caught = await (await tb.runPython(`
+from tensorbridge.bridge.js_host import JsCallbackError
+async def _caught(f):
+    try:
+        await f()
+    except JsCallbackError as e:
+        return [e.language, e.foreign_class, e.message]
+_caught`))(() => { throw new RangeError("late"); });
+        const h0 = (await tb.handles()).count;
+        for (let i = 0; i < 20; i++) await total((k) => k, 2);
+        const h1 = (await tb.handles()).count;
+        return { sum, onMain: [...new Set(onMain)], asyncFn, kind, err, caught, perCallUs,
+          leak: h1 - h0 };
+      });
+      assert.equal(r.sum, 10 * (49 * 50) / 2);
+      assert.deepEqual(r.onMain, ["object"]);  // ran on the page's main thread
+      assert.equal(r.asyncFn, 3);
+      assert.equal(r.kind, true);
+      assert.equal(r.err.type, "JsCallbackError");
+      assert.equal(r.err.jsType, "TypeError");
+      assert.match(r.err.message, /thrown on the main thread/);
+      assert.deepEqual(r.caught, ["js", "RangeError", "late"]);
+      assert.equal(r.leak, 0);
+      t.diagnostic(`async callback round trip: ${r.perCallUs.toFixed(1)} us per call`);
+    });
     await p.close();
   });
 
