@@ -42,6 +42,19 @@ def _argnums(argnums: int | Sequence[int], nargs: int, fname: str) -> tuple[int,
     return tuple(n % nargs for n in nums)
 
 
+def _with_args(f: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+               nums: Sequence[int]) -> Callable[..., Any]:
+    """``f`` as a function of the arguments at positions ``nums`` only, the rest fixed."""
+
+    def partial_f(*diff_args: Any) -> Any:
+        full = list(args)
+        for n, a in zip(nums, diff_args):
+            full[n] = a
+        return f(*full, **kwargs)
+
+    return partial_f
+
+
 def _name(f: Callable[..., Any]) -> str:
     return getattr(f, "__name__", type(f).__name__)
 
@@ -151,11 +164,7 @@ def value_and_grad(
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), _name(f))
 
-        def partial_f(*diff_args: Any) -> Any:
-            full = list(args)
-            for n, a in zip(nums, diff_args):
-                full[n] = a
-            return f(*full, **kwargs)
+        partial_f = _with_args(f, args, kwargs, nums)
 
         res = vjp(partial_f, *(args[n] for n in nums), has_aux=has_aux)
         out, fn = res[0], res[1]
@@ -259,11 +268,7 @@ def _jac(f: Callable[..., Any], argnums: int | Sequence[int], mode: str) -> Call
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), _name(f))
 
-        def partial_f(*diff_args: Any) -> Any:
-            full_args = list(args)
-            for n, a in zip(nums, diff_args):
-                full_args[n] = a
-            return f(*full_args, **kwargs)
+        partial_f = _with_args(f, args, kwargs, nums)
 
         diff = [args[n] for n in nums]
         in_struct = [tree_flatten(a) for a in diff]

@@ -77,4 +77,3 @@ def jvp_from_vjp(vjp_rule: Any) -> Any:
     return rule
 
 
-_ = Tracer

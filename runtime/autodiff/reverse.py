@@ -128,12 +128,13 @@ def backward(trace: ReverseTrace, roots: Sequence[tuple[Node, Any]],
                 prev = parent.g
                 parent.g = gi if prev is None else prev + gi
         return [w.g for w in wanted]
+    except BaseException:
+        for n in trace.tape:  # a walk that raised may leave cotangents anywhere on the tape
+            n.g = None
+        raise
     finally:
         for n in touched:
             n.g = None
-        for n in trace.tape:  # only non-None after an exception mid-walk
-            if n.g is not None:
-                n.g = None
 
 
 def is_reverse_tracer_of(x: Any, trace: Trace) -> bool:
@@ -141,4 +142,3 @@ def is_reverse_tracer_of(x: Any, trace: Trace) -> bool:
 
 
 __all__ += ["is_reverse_tracer_of", "new_reverse_tracer"]
-_ = Tracer

@@ -253,12 +253,12 @@ class Model:
         for v, piece in zip(self.variables, self._split(free)):
             values[v] = v.bijector.forward(piece)
             logdet = logdet + ops.sum(v.bijector.log_det_jacobian(piece))
+        needed = _ancestors(wanted, stop=set())
         remaining = {n: 0 for n in self.order}
-        for n in _ancestors(wanted, stop=set()):
+        for n in needed:
             for p in n.parents:
                 remaining[p] = remaining.get(p, 0) + 1
         keep = set(wanted)
-        needed = _ancestors(wanted, stop=set())
         for n in self.order:
             if n not in needed:
                 continue

@@ -39,13 +39,6 @@ def _lookup(backend: Any, name: str) -> Any:
         raise MissingKernelError(backend.name, name) from None
 
 
-def _raw(t: Tensor) -> Any:
-    data = t._data
-    if data.__class__ is _Disposed:
-        raise DisposedTensorError(t.id)
-    return data
-
-
 def unary_impl(kernel: str):
     """Implementation of a one-tensor primitive (params pass through to the kernel)."""
 
@@ -108,7 +101,7 @@ def kernel_impl(kernel: str):
         for a in args:
             if isinstance(a, Tensor):
                 be = a.backend if be is None else be
-                raw.append(_raw(a))
+                raw.append(a._raw_unchecked())
             else:
                 raw.append(a)
         if be is None:

@@ -146,6 +146,7 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
                                                ("accept_stat", "n_leapfrog", "tree_depth",
                                                 "divergent", "energy", "lp")}
     warmup_divergences = 0
+    sampled_divergences = 0
     interrupted = False
     i = -1
     try:
@@ -178,9 +179,9 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
                 for k in ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy"):
                     kept_stats[k].append(getattr(st, k))
                 kept_stats["lp"].append(z.logp.copy())
-            sampled_div = int(sum(d.sum() for d in kept_stats["divergent"]))
+                sampled_divergences += int(st.divergent.sum())
             bar.update(i, "warmup" if i < warmup else "sampling",
-                       warmup_divergences + sampled_div)
+                       warmup_divergences + sampled_divergences)
     except KeyboardInterrupt:
         interrupted = True
     if interrupted:
