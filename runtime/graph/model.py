@@ -316,6 +316,16 @@ class Model:
         return fn(free)
 
     # -- names and initial values -------------------------------------------------------------
+    def derived_targets(self) -> list[OperationNode]:
+        """Targets that are operations, not variables: the sampler records their values too."""
+        seen: set[GraphNode] = set()
+        out = []
+        for t in self.targets:
+            if isinstance(t, OperationNode) and t not in seen:
+                seen.add(t)
+                out.append(t)
+        return out
+
     def variable_names(self) -> list[str]:
         """A name per variable: given names, else ``variable_<id>``; names must be unique."""
         names = []
@@ -395,7 +405,8 @@ def model(*targets: Any, **named: Any) -> Model:
         node_of(v).name = k
     frame = sys._getframe(1)
     scopes = [frame.f_locals, frame.f_globals]
-    for v in m.variables:
+    # derived targets (operations such as theta = mu + tau * eta) are traced too, as in greta
+    for v in [*m.variables, *m.derived_targets()]:
         if v.name:
             continue
         for scope in scopes:

@@ -191,10 +191,24 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
     stats = {k: (np.stack(v, axis=1) if v else np.zeros((chains, 0))) for k, v in
              kept_stats.items()}
     values = _constrained_draws(model, free)
-    return Draws(values, free, stats,
-                 warmup={"step_size": step, "inv_metric": inv_metric,
-                         "divergences": warmup_divergences},
-                 interrupted=interrupted)
+    draws = Draws(values, free, stats,
+                  warmup={"step_size": step, "inv_metric": inv_metric,
+                          "divergences": warmup_divergences},
+                  interrupted=interrupted)
+    _trace_derived(model, draws)
+    return draws
+
+
+def _trace_derived(model: Any, draws: Draws) -> None:
+    """Add the model's operation targets (named like variables) to the draws."""
+    from ..graph.model import calculate
+    from ..graph.nodes import _lazy
+
+    derived = [n for n in model.derived_targets() if n.name and n.name not in draws.values]
+    if derived:
+        arrays = calculate([_lazy(n) for n in derived], values=draws)
+        for n, a in zip(derived, arrays):
+            draws.values[n.name] = a
 
 
 def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
