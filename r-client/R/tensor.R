@@ -201,12 +201,16 @@ mean.tb_tensor <- function(x, ...) tensor_op("mean", x)
 #' Matrix product
 #'
 #' For tensors, `x %*% y` is the runtime's `matmul` (batched for more than two
-#' dimensions). For other values it is base R's `%*%`.
+#' dimensions); for lazy arrays (see [as_data()]) it is a lazy matrix product. For other
+#' values it is base R's `%*%`.
 #'
 #' @param x,y Tensors or R matrices.
 #' @return A tensor, or what base `%*%` returns.
 #' @export
 `%*%` <- function(x, y) {
+  if (inherits(x, "tb_lazy_array") || inherits(y, "tb_lazy_array")) {
+    return(lazy_op("matmul", x, y))
+  }
   if (inherits(x, "tb_tensor") || inherits(y, "tb_tensor")) {
     return(tensor_op("matmul", x, y))
   }

@@ -238,14 +238,21 @@ def _lazy(node: GraphNode, trace: GraphTrace = _GRAPH) -> LazyArray:
 
 def as_data(value: Any, name: str | None = None, dtype: Any = None,
             backend: Any = None) -> LazyArray:
-    """Wrap known values (array-like) as a data array of the model."""
+    """Wrap known values (array-like) as a data array of the model.
+
+    Python floats become float64 (as variables are, and as R's doubles arrive), so the same
+    model gives the same numbers from every front door; typed arrays keep their dtype.
+    """
     from ..ops.creation import tensor
 
     if isinstance(value, LazyArray):
         if value.node.kind != "data":
             raise TypeError(f"as_data: value is already a {value.node.kind} array")
         return value
-    return _lazy(DataNode(tensor(value, dtype=dtype, backend=backend), name))
+    t = tensor(value, dtype=dtype, backend=backend)
+    if dtype is None and not hasattr(value, "dtype") and t.dtype.name == "float32":
+        t = tensor(value, dtype="float64", backend=backend)
+    return _lazy(DataNode(t, name))
 
 
 def variable(lower: float = -math.inf, upper: float = math.inf, dim: Any = (),

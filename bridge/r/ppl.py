@@ -1,0 +1,395 @@
+"""The Python half of the R package's greta-style modelling API (``r-client/R/lazy_arrays.R``,
+``distributions.R``, ``inference.R``).
+
+Lazy arrays cross to R by handle, with their shape and node kind (one round trip per operation,
+no second call for ``dim()``). R's conventions are applied here, in one place:
+
+* R vectors are column vectors (greta's rule): an R vector of length ``n`` given where an array
+  is expected arrives as NumPy shape ``(n,)`` and becomes ``(n, 1)``; for the parameters of the
+  multivariate families it becomes a row ``(1, n)`` (one realisation). R scalars stay scalars.
+* Values that R gives for a lazy array (``calculate(values=)``, ``initial_values``) may be
+  shaped as R holds them: an array of the right size is reshaped in R's column-major order.
+* Draws go back to R as one F-ordered array ``(draws, columns, chains)`` (a single copy), the
+  columns of every target flattened in column-major order, as greta names them.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ... import runtime as tb
+from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy
+from ...runtime.ppl.distributions import DISTRIBUTIONS
+from ..descriptors import Ref
+from ..handles import handles
+from .api import _no_na
+
+__all__ = [
+    "as_data",
+    "assign_distribution",
+    "build_model",
+    "calculate_draws",
+    "calculate_values",
+    "distribution_of",
+    "draws_info",
+    "draws_values",
+    "info",
+    "make_distribution",
+    "op",
+    "optimise",
+    "sample",
+    "subset",
+    "summarise",
+    "variable",
+]
+
+MULTIVARIATE = {"multivariate_normal", "dirichlet", "categorical", "multinomial",
+                "lkj_correlation"}
+
+
+def lazy_out(x: Any) -> dict[str, Any]:
+    """What R gets for a lazy array: the handle, its shape and its node kind."""
+    if not isinstance(x, LazyArray):  # an op on constants only: make it data
+        x = tb.as_data(x)
+    return {"ref": Ref(handles.register(x), "LazyArray"),
+            "shape": [int(d) for d in x.shape], "kind": x.node.kind}
+
+
+def _r_array(x: Any, where: str, row: bool = False) -> Any:
+    """An argument from R: lazy arrays and tensors as they are, R data as float64 arrays with
+    R vectors as columns (rows for multivariate parameters)."""
+    if isinstance(x, tb.Tensor) or x is None:
+        return x
+    if isinstance(x, (bool, int, float)):
+        return float(x)
+    x = _no_na(x, where)
+    a = np.asarray(x)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+    if a.ndim == 1:
+        a = a.reshape((1, -1) if row else (-1, 1))
+    return a
+
+
+def _dim(dim: Any) -> Any:
+    if dim is None:
+        return None
+    return tuple(int(d) for d in np.asarray(dim).reshape(-1))
+
+
+# -- creating lazy arrays ----------------------------------------------------------------------
+def as_data(x: Any) -> dict[str, Any]:
+    if isinstance(x, LazyArray):
+        return lazy_out(tb.as_data(x))
+    return lazy_out(tb.as_data(_r_array(x, "as_data")))
+
+
+def variable(lower: float, upper: float, dim: Any) -> dict[str, Any]:
+    return lazy_out(tb.variable(lower=float(lower), upper=float(upper),
+                                dim=_dim(dim) or ()))
+
+
+def make_distribution(name: str, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """``tensorbridge.<name>(**params, **options)`` with R data converted (see module docs)."""
+    if name not in DISTRIBUTIONS:
+        raise ValueError(f"no distribution {name!r}")
+    row = name in MULTIVARIATE
+    args = {k: _r_array(v, name, row=row) for k, v in params.items()}
+    opts = {}
+    for k, v in options.items():
+        if v is None:
+            continue
+        if k == "dim":
+            opts[k] = _dim(v)
+        elif k == "truncation":
+            opts[k] = tuple(float(t) for t in np.asarray(v, dtype=np.float64).reshape(-1))
+        elif k in ("n_realisations", "dimension"):
+            opts[k] = int(v)
+        else:
+            opts[k] = v
+    if name == "multivariate_normal" and args.get("Sigma") is not None:
+        sigma = args["Sigma"]
+        if getattr(sigma, "ndim", 2) < 2:  # a 1 x 1 covariance given as an R scalar
+            args["Sigma"] = np.full((1, 1), float(sigma))
+    return lazy_out(getattr(tb, name)(**args, **opts))
+
+
+# -- operations ---------------------------------------------------------------------------------
+def op(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``tensorbridge.<name>(*args, **kwargs)`` on lazy arrays and R data."""
+    fn = getattr(tb, name, None)
+    if fn is None or not callable(fn):
+        raise AttributeError(f"tensorbridge has no operation {name!r}")
+    return lazy_out(fn(*(_r_array(a, name) for a in args), **kwargs))
+
+
+def _as_index(spec: Any) -> Any:
+    if spec is None:
+        return None
+    idx = np.asarray(spec, dtype=np.int64).reshape(-1)
+    if idx.size and np.all(np.diff(idx) == 1):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+def subset(x: LazyArray, specs: Any, linear: bool) -> dict[str, Any]:
+    """R's ``x[i]`` (column-major positions; the result is a column) and ``x[i, j, ...]``
+    (never dropping extents, as greta), with 0-based positions from R."""
+    if linear:
+        flat = tb.reshape(tb.transpose(x), (-1,)) if x.ndim > 1 else tb.reshape(x, (-1,))
+        i = _as_index(specs[0] if isinstance(specs, (list, tuple)) else specs)
+        out = flat[i] if isinstance(i, slice) else tb.take(flat, i, 0)
+        return lazy_out(tb.reshape(out, (-1, 1)))
+    specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
+    out = x if x.ndim >= len(specs) else tb.reshape(x, (*x.shape, *(1,) * (len(specs) - x.ndim)))
+    if len(specs) != out.ndim:
+        raise IndexError(f"[: {len(specs)} subscripts for an array with {out.ndim} dimensions")
+    for axis, spec in enumerate(specs):
+        i = _as_index(spec)
+        if i is None:
+            continue
+        if isinstance(i, slice):
+            out = out[(slice(None),) * axis + (i,)]
+        else:
+            out = tb.take(out, i, axis)
+    return lazy_out(out)
+
+
+# -- printing -----------------------------------------------------------------------------------
+def info(x: LazyArray) -> dict[str, Any]:
+    """What ``print()`` shows: the node kind, known-ness, distribution, support and, for known
+    arrays, the values (as the Python printing does: numbers when known, ``?`` otherwise)."""
+    node = x.node
+    dist = node.distribution.family.name if node.distribution is not None else None
+    support = str(node.constraint) if isinstance(node, VariableNode) else None
+    values = np.asarray(x._primal.numpy()) if node.known else None
+    return {"kind": node.kind, "known": bool(node.known), "distribution": dist,
+            "support": support, "dtype": node.dtype.name, "values": values}
+
+
+def assign_distribution(target: Any, dist: Any) -> None:
+    if not isinstance(target, LazyArray):
+        target = tb.as_data(_r_array(target, "distribution"))
+    tb.distribution(target, dist)
+
+
+def distribution_of(x: LazyArray) -> Any:
+    return lazy_out(x) if x.node.distribution is not None else None
+
+
+# -- models -------------------------------------------------------------------------------------
+def build_model(targets: Any, names: Any, others: Any) -> Any:
+    """A model of ``targets`` (lazy arrays) named ``names``.
+
+    Every variable of the model gets a distinct name, so that draws hold each by name: a
+    target's argument name first, else the name of an R object holding it in the calling
+    environment (``others``: name -> lazy array), else a name it had before, else
+    ``variable_<id>`` (as greta names arrays after the R objects at ``model()`` time).
+    """
+    targets = list(targets)
+    names = [str(n) for n in ([names] if isinstance(names, str) else names)]
+    m = tb.model(*targets)
+    chosen: dict[VariableNode, str] = {}
+    for t, n in zip(targets, names):
+        if isinstance(t.node, VariableNode):
+            chosen[t.node] = n
+    used = set(chosen.values())
+    in_model = set(m.variables)
+    for n, x in sorted((others or {}).items()):
+        v = x.node if isinstance(x, LazyArray) else None
+        if v in in_model and v not in chosen and n not in used:
+            chosen[v] = n
+            used.add(n)
+    for v in m.variables:
+        if v not in chosen and v.name is not None and v.name not in used:
+            chosen[v] = v.name
+            used.add(v.name)
+    for v in m.variables:
+        v.name = chosen.get(v) or f"variable_{v.id}"
+    return m
+
+
+def sampler(kind: str, **kwargs: Any) -> Any:
+    if kind == "nuts":
+        return tb.nuts(max_depth=int(kwargs["max_depth"]),
+                       target_accept=float(kwargs["target_accept"]),
+                       step_size=kwargs.get("step_size"))
+    return tb.hmc(n_leapfrog=int(kwargs["n_leapfrog"]),
+                  target_accept=float(kwargs["target_accept"]),
+                  step_size=kwargs.get("step_size"))
+
+
+def _shaped(value: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """An R value for an array of ``shape``: as is, or reshaped column-major if the size fits."""
+    a = np.asarray(_no_na(value, what) if not isinstance(value, tb.Tensor) else value.numpy(),
+                   dtype=np.float64)
+    if a.shape == shape:
+        return a
+    if a.size == math.prod(shape):
+        return a.reshape(shape, order="F")
+    raise ValueError(f"{what}: expected {math.prod(shape)} values (shape {list(shape)}), got "
+                     f"{a.size} (shape {list(a.shape)})")
+
+
+def _initial_values(m: Any, initial_values: Any) -> Any:
+    """``{name: value}`` (or a list of them, one per chain) -> ``{variable: value}``."""
+    if initial_values is None:
+        return None
+    if isinstance(initial_values, (list, tuple)):
+        return [_initial_values(m, iv) for iv in initial_values]
+    by_name = dict(zip(m.variable_names(), m.variables))
+    out = {}
+    for k, v in initial_values.items():
+        node = by_name.get(k)
+        if node is None:
+            raise ValueError(f"initial_values: the model has no variable '{k}'; its variables "
+                             f"are {', '.join(by_name)}")
+        out[_lazy(node)] = _shaped(v, node.shape, f"initial_values: '{k}'")
+    return out
+
+
+def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin: int,
+           seed: int, initial_values: Any, callback: Callable[[dict], Any] | None,
+           callback_every: int, n_cores: Any = None) -> Any:
+    """``mcmc()`` on R's main thread: progress goes to the R callback; a Ctrl-C ends the run
+    with the draws taken so far (``Draws.interrupted``; R warns). ``n_cores`` (chains split
+    over worker processes) is passed on only when given."""
+    extra = {} if n_cores is None else {"n_cores": int(n_cores)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return tb.mcmc(m, n_samples=int(n_samples), warmup=int(warmup), chains=int(chains),
+                       sampler=sampler, initial_values=_initial_values(m, initial_values),
+                       seed=int(seed), thin=int(thin), progress=False, callback=callback,
+                       callback_every=max(1, int(callback_every)), **extra)
+
+
+def _columns(arrays: list[np.ndarray]) -> np.ndarray:
+    """Arrays ``(chains, draws, *shape)`` -> one F-ordered ``(draws, columns, chains)``, each
+    target's elements in column-major order."""
+    blocks = []
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        chains, n = a.shape[:2]
+        el = a.transpose(0, 1, *range(a.ndim - 1, 1, -1)).reshape(chains, n, -1)
+        blocks.append(el)
+    out = np.concatenate(blocks, axis=2) if blocks else np.zeros((0, 0, 0))
+    return np.asfortranarray(out.transpose(1, 2, 0))
+
+
+def draws_values(draws: Any, targets: Any) -> np.ndarray:
+    """The values of ``targets`` at every draw, for R's ``mcmc.list``."""
+    return calculate_draws(targets, draws)
+
+
+def calculate_draws(targets: Any, draws: Any) -> np.ndarray:
+    """Targets at every draw; targets that depend on no variable are repeated."""
+    targets = list(targets)
+    unknown = [t for t in targets if not t.node.known]
+    at_draws = iter(tb.calculate(unknown, values=draws) if unknown else [])
+    shape = (draws.chains, draws.n_draws)
+    out = [next(at_draws) if not t.node.known else
+           np.broadcast_to(np.asarray(t._primal.numpy()), (*shape, *t.shape)) for t in targets]
+    return _columns(out)
+
+
+def draws_info(draws: Any) -> dict[str, Any]:
+    """Sampler statistics as ``(draws, chains)`` arrays, and the run's bookkeeping."""
+    stats = {k: np.asfortranarray(np.asarray(v, dtype=np.float64).T)
+             for k, v in draws.stats.items()}
+    warm = draws.warmup
+    return {"stats": stats, "divergences": int(draws.divergences),
+            "warmup_divergences": int(warm.get("divergences", 0)),
+            "step_size": np.asarray(warm.get("step_size", np.zeros(0)), dtype=np.float64),
+            "interrupted": bool(draws.interrupted), "n_draws": int(draws.n_draws),
+            "chains": int(draws.chains)}
+
+
+def _feed(targets: Any, values: Any, by_name: Any) -> dict[Any, Any]:
+    """``{lazy array: value}`` from pairs (lazy array, R value) and from values named after
+    variables of the targets' graph (``by_name``, for names R found no lazy array for)."""
+    from ...runtime.graph.model import _ancestors
+
+    feed = {}
+    for x, v in values or []:
+        feed[x] = _shaped(v, tuple(x.shape), "values")
+    if by_name:
+        graph = _ancestors([t.node for t in targets], stop=set())
+        variables = {n.name: n for n in sorted(graph, key=lambda n: n.id)
+                     if isinstance(n, VariableNode) and n.name}
+        for k, v in by_name.items():
+            node = variables.get(k)
+            if node is None:
+                raise ValueError(
+                    f"values: there is no lazy array called {k} here, and no variable named "
+                    f"{k} in the model of these arrays (its named variables: "
+                    f"{', '.join(variables) or 'none'})")
+            feed[_lazy(node)] = _shaped(v, node.shape, f"values: '{k}'")
+    return feed
+
+
+def calculate_values(targets: Any, values: Any, by_name: Any = None) -> list[Any]:
+    """Targets evaluated with ``values`` (see :func:`_feed`)."""
+    targets = list(targets)
+    feed = _feed(targets, values, by_name)
+    out = tb.calculate(targets, values=feed)
+    return [np.asarray(o.numpy()) for o in out]
+
+
+def summarise(values: np.ndarray, names: Any) -> dict[str, Any]:
+    """The runtime's summary (``Draws.summary()``: mean, sd, quantiles, rank-normalised R-hat,
+    bulk and tail ESS) of the columns of an R array ``(draws, columns, chains)``."""
+    from ...runtime.ppl.draws import Draws
+
+    names = [names] if isinstance(names, str) else list(names)
+    a = np.asarray(values, dtype=np.float64)
+    per = {n: np.ascontiguousarray(a[:, j, :].T) for j, n in enumerate(names)}
+    d = Draws(per, np.zeros((a.shape[2], a.shape[0], 0)), {})
+    s = d.summary()
+    cols = s.columns
+    out: dict[str, Any] = {"parameter": list(s.names)}
+    for c in cols:
+        out[c] = np.array([v[c] for _, v in s.rows], dtype=np.float64)
+    return out
+
+
+def optimise(m: Any, targets: Any, optimiser: str, initial_values: Any, max_iterations: int,
+             tolerance: float, learning_rate: float, adjust: bool, seed: Any) -> dict[str, Any]:
+    res = tb.opt(m, optimiser=optimiser, initial_values=_initial_values(m, initial_values),
+                 max_iterations=int(max_iterations), tolerance=float(tolerance),
+                 learning_rate=float(learning_rate), adjust=bool(adjust),
+                 seed=None if seed is None else int(seed))
+    values = m.constrain(res.free)
+    par = tb.calculate(list(targets), values=values)
+    return {"par": [np.asarray(p.numpy()) for p in par], "value": float(res.value),
+            "iterations": int(res.iterations), "converged": bool(res.converged)}
+
+
+def simulate_values(targets: Any, nsim: int, seed: Any, values: Any,
+                    by_name: Any = None) -> list[Any]:
+    """``tensorbridge.simulate`` of ``targets`` (draws from the prior and prior predictive),
+    with ``values`` (see :func:`_feed`) held fixed: arrays ``(nsim, *shape)``."""
+    if not hasattr(tb, "simulate"):
+        raise NotImplementedError("this version of the tensorbridge runtime has no simulate()")
+    targets = list(targets)
+    feed = _feed(targets, values, by_name)
+    out = tb.simulate(targets, nsim=int(nsim), seed=None if seed is None else int(seed),
+                      values=feed or None)
+    return [np.asarray(o.numpy()) for o in out]
+
+
+def model_arrays(m: Any, others: Any) -> list[str]:
+    """Names among ``others`` (name -> lazy array) of the model's stochastic arrays: variables
+    with a prior and data with a likelihood (what ``simulate(model)`` draws)."""
+    in_model = set(m.order)
+    out = []
+    for n, x in (others or {}).items():
+        node = x.node if isinstance(x, LazyArray) else None
+        if node in in_model and node.distribution is not None and \
+                node.distribution.target is node:
+            out.append(n)
+    return out

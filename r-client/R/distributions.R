@@ -1,0 +1,280 @@
+# greta's distributions: each makes a variable with that prior, or (with `distribution<-`) the
+# likelihood of data.
+
+# Build the distribution `name` (a function of tensorbridge) from R arguments.
+new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
+  fn <- name
+  for (p in names(params)) ppl_array_arg(params[[p]], p, fn)
+  options <- list(dim = ppl_dim(dim, fn))
+  if (!is.null(truncation)) {
+    if (!is.numeric(truncation) || length(truncation) != 2L || anyNA(truncation)) {
+      stop(sprintf("%s: truncation must be two numbers c(lower, upper), not %s", fn,
+                   ppl_describe(truncation)), call. = FALSE)
+    }
+    options$truncation <- as.double(truncation)
+  }
+  extra <- list(...)
+  for (k in names(extra)) {
+    v <- extra[[k]]
+    if (is.null(v)) next
+    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != round(v)) {
+      stop(sprintf("%s: %s must be NULL or a positive whole number, not %s", fn, k,
+                   if (is.numeric(v)) paste(format(v), collapse = ", ") else ppl_describe(v)),
+           call. = FALSE)
+    }
+    options[[k]] <- as.integer(v)
+  }
+  new_lazy(ppl("make_distribution")(name, params, options))
+}
+
+#' Probability distributions
+#'
+#' These functions make lazy arrays that follow a distribution. Used directly, the result is a
+#' variable with that prior (`mu <- normal(0, 10)`); assigned to data with
+#' [`distribution<-`][distribution], it is the data's likelihood
+#' (`distribution(y) <- normal(mu, sd)`). Argument names and parameterisations follow greta
+#' (and R's `d*` functions): `normal(mean, sd)`, `lognormal(meanlog, sdlog)`,
+#' `student(df, mu, sigma)`, `gamma(shape, rate)`, `inverse_gamma(alpha, beta)`,
+#' `weibull(shape, scale)`, `pareto(a, b)` (support `x >= b`), `beta(shape1, shape2)`,
+#' `negative_binomial(size, prob)` (failures before the `size`-th success), and so on.
+#'
+#' Parameters are numbers, R vectors, matrices or arrays, or lazy arrays; R vectors are column
+#' vectors, except for the multivariate distributions, whose parameters have the event along
+#' the last dimension (a vector is one row: `dirichlet(c(1, 1, 1))` is 1 x 3). Parameters that
+#' are known when the distribution is made are checked there (`normal(0, -1)` is an error
+#' naming `sd`).
+#'
+#' `dim` sets the dimensions of the variable (a number `n` means n x 1), broadcasting the
+#' parameters. The continuous univariate distributions take `truncation = c(lower, upper)`,
+#' which renormalises the density and, for a prior, makes that interval the support
+#' (`cauchy(0, 5, truncation = c(0, Inf))` is a half-Cauchy).
+#'
+#' The discrete distributions (`bernoulli`, `binomial`, `beta_binomial`, `poisson`,
+#' `negative_binomial`, `categorical`, `multinomial`) can only be assigned to data.
+#' `categorical` values are one-hot rows, as in greta. The multivariate distributions take
+#' `n_realisations` (rows of independent draws) and `dimension` (the event size, when the
+#' parameters do not fix it).
+#'
+#' @param mean,sd,meanlog,sdlog,df,mu,sigma,location,scale,rate,shape,alpha,beta,a,b
+#'   Parameters (see Details), as in greta.
+#' @param shape1,shape2,min,max,prob,size,lambda,eta,Sigma Parameters (see Details).
+#' @param dim Dimensions of the variable: `NULL` (from the parameters), `n` or a vector.
+#' @param truncation `NULL` or `c(lower, upper)`.
+#' @param n_realisations,dimension For multivariate distributions (see Details).
+#' @return A lazy array: a variable with that distribution.
+#' @examples
+#' \dontrun{
+#' mu <- normal(0, 5)
+#' tau <- cauchy(0, 5, truncation = c(0, Inf))
+#' eta <- normal(0, 1, dim = 8)
+#' p <- beta(1, 1)
+#' y <- as_data(c(0, 1, 1, 0, 1))
+#' distribution(y) <- bernoulli(p)
+#' }
+#' @name distributions
+NULL
+
+#' @rdname distributions
+#' @export
+normal <- function(mean, sd, dim = NULL, truncation = NULL) {
+  new_distribution("normal", list(mean = mean, sd = sd), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+lognormal <- function(meanlog, sdlog, dim = NULL, truncation = NULL) {
+  new_distribution("lognormal", list(meanlog = meanlog, sdlog = sdlog), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+student <- function(df, mu, sigma, dim = NULL, truncation = NULL) {
+  new_distribution("student", list(df = df, mu = mu, sigma = sigma), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+cauchy <- function(location, scale, dim = NULL, truncation = NULL) {
+  new_distribution("cauchy", list(location = location, scale = scale), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+logistic <- function(location, scale, dim = NULL, truncation = NULL) {
+  new_distribution("logistic", list(location = location, scale = scale), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+laplace <- function(mu, sigma, dim = NULL, truncation = NULL) {
+  new_distribution("laplace", list(mu = mu, sigma = sigma), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+uniform <- function(min, max, dim = NULL) {
+  new_distribution("uniform", list(min = min, max = max), dim)
+}
+
+#' @rdname distributions
+#' @export
+exponential <- function(rate, dim = NULL, truncation = NULL) {
+  new_distribution("exponential", list(rate = rate), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+gamma <- function(shape, rate, dim = NULL, truncation = NULL) {
+  new_distribution("gamma", list(shape = shape, rate = rate), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+inverse_gamma <- function(alpha, beta, dim = NULL, truncation = NULL) {
+  new_distribution("inverse_gamma", list(alpha = alpha, beta = beta), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+weibull <- function(shape, scale, dim = NULL, truncation = NULL) {
+  new_distribution("weibull", list(shape = shape, scale = scale), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+pareto <- function(a, b, dim = NULL, truncation = NULL) {
+  new_distribution("pareto", list(a = a, b = b), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+beta <- function(shape1, shape2, dim = NULL, truncation = NULL) {
+  new_distribution("beta", list(shape1 = shape1, shape2 = shape2), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+chi_squared <- function(df, dim = NULL, truncation = NULL) {
+  new_distribution("chi_squared", list(df = df), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+bernoulli <- function(prob, dim = NULL) {
+  new_distribution("bernoulli", list(prob = prob), dim)
+}
+
+#' @rdname distributions
+#' @export
+binomial <- function(size, prob, dim = NULL) {
+  new_distribution("binomial", list(size = size, prob = prob), dim)
+}
+
+#' @rdname distributions
+#' @export
+beta_binomial <- function(size, alpha, beta, dim = NULL) {
+  new_distribution("beta_binomial", list(size = size, alpha = alpha, beta = beta), dim)
+}
+
+#' @rdname distributions
+#' @export
+poisson <- function(lambda, dim = NULL) {
+  new_distribution("poisson", list(lambda_ = lambda), dim)
+}
+
+#' @rdname distributions
+#' @export
+negative_binomial <- function(size, prob, dim = NULL) {
+  new_distribution("negative_binomial", list(size = size, prob = prob), dim)
+}
+
+#' @rdname distributions
+#' @export
+categorical <- function(prob, n_realisations = NULL, dimension = NULL) {
+  new_distribution("categorical", list(prob = prob),
+                   n_realisations = n_realisations, dimension = dimension)
+}
+
+#' @rdname distributions
+#' @export
+multinomial <- function(size, prob, n_realisations = NULL, dimension = NULL) {
+  new_distribution("multinomial", list(size = size, prob = prob),
+                   n_realisations = n_realisations, dimension = dimension)
+}
+
+#' @rdname distributions
+#' @export
+dirichlet <- function(alpha, n_realisations = NULL, dimension = NULL) {
+  new_distribution("dirichlet", list(alpha = alpha),
+                   n_realisations = n_realisations, dimension = dimension)
+}
+
+#' @rdname distributions
+#' @export
+multivariate_normal <- function(mean, Sigma, n_realisations = NULL, dimension = NULL) {
+  new_distribution("multivariate_normal", list(mean = mean, Sigma = Sigma),
+                   n_realisations = n_realisations, dimension = dimension)
+}
+
+#' @rdname distributions
+#' @export
+lkj_correlation <- function(eta, dimension = 2) {
+  new_distribution("lkj_correlation", list(eta = eta), dimension = dimension)
+}
+
+#' Assign a distribution to data
+#'
+#' `distribution(y) <- dist` makes `dist` (from [normal()] and the other distributions) the
+#' likelihood of the data array `y` (from [as_data()], or an operation on data only), as in
+#' greta. The parameters of `dist` must have `y`'s dimensions or broadcast to them. A variable
+#' gets its prior by being made from a distribution (`mu <- normal(0, 10)`), not by assignment.
+#' `distribution(y)` returns `y` if it has a distribution, else `NULL`.
+#'
+#' @param greta_array A lazy array of data (an R numeric value is wrapped with [as_data()]).
+#' @param value A distribution.
+#' @return `distribution<-`: the data array, now with a distribution.
+#' @rdname distribution
+#' @examples
+#' \dontrun{
+#' y <- as_data(c(1.2, 0.4, 2.2))
+#' distribution(y) <- normal(variable(), 1)
+#' y
+#' }
+#' @export
+`distribution<-` <- function(greta_array, value) {
+  if (!is_lazy(value)) {
+    stop(sprintf(paste0(
+      "distribution<-: value must be a distribution such as normal(mu, sd), not %s"
+    ), ppl_describe(value)), call. = FALSE)
+  }
+  if (!is_lazy(greta_array)) {
+    ppl_array_arg(greta_array, "greta_array", "distribution<-")
+    greta_array <- as_data(greta_array)
+  }
+  kind <- .subset2(greta_array, "kind")
+  if (identical(kind, "variable")) {
+    stop(paste0(
+      "distribution<-: greta_array is a variable; a variable gets its prior by being made ",
+      "from the distribution (mu <- normal(0, 10)), not by assignment"
+    ), call. = FALSE)
+  }
+  if (identical(kind, "operation") && !isTRUE(ppl("info")(greta_array)$known)) {
+    stop(paste0(
+      "distribution<-: greta_array is an operation that depends on variables; a ",
+      "distribution can be assigned to data only (as_data(), or operations on data only)"
+    ), call. = FALSE)
+  }
+  ppl_r_idiom(ppl("assign_distribution")(greta_array, value))
+  greta_array
+}
+
+#' @rdname distribution
+#' @export
+distribution <- function(greta_array) {
+  if (!is_lazy(greta_array)) {
+    stop(sprintf("distribution: greta_array must be a lazy array, not %s",
+                 ppl_describe(greta_array)), call. = FALSE)
+  }
+  res <- ppl("distribution_of")(greta_array)
+  if (is.null(res)) NULL else greta_array
+}

@@ -1,0 +1,543 @@
+# Models and inference: model(), mcmc() with nuts()/hmc(), calculate(), opt().
+
+#' Define a model
+#'
+#' `model(...)` gathers everything connected to the given lazy arrays (their variables, the
+#' data and the distributions assigned to it) into a joint model, compiled by the runtime.
+#' The arguments are the arrays of interest, usually the parameters: [mcmc()] returns their
+#' draws and [opt()] their values at the mode. As in greta, they are named after the
+#' arguments (`model(mu, tau)` gives `mu` and `tau`; `model(effect = mu)` names it `effect`),
+#' and every other variable of the model after the R object that holds it in the calling
+#' environment (so that [calculate()] can evaluate any array over the draws).
+#'
+#' @param ... Lazy arrays (named, or named after the expressions).
+#' @return A `tb_ppl_model`.
+#' @examples
+#' \dontrun{
+#' mu <- normal(0, 5)
+#' y <- as_data(c(0.3, -0.2, 1.1))
+#' distribution(y) <- normal(mu, 1)
+#' m <- model(mu)
+#' }
+#' @export
+model <- function(...) {
+  targets <- list(...)
+  if (!length(targets)) {
+    stop("model: give at least one lazy array (usually the parameters)", call. = FALSE)
+  }
+  exprs <- as.list(substitute(list(...)))[-1L]
+  nms <- names(targets)
+  if (is.null(nms)) nms <- rep("", length(targets))
+  auto <- !nzchar(nms)
+  nms[auto] <- vapply(exprs[auto], function(e) paste(deparse(e), collapse = " "), "")
+  for (k in seq_along(targets)) {
+    if (!is_lazy(targets[[k]])) {
+      stop(sprintf("model: argument %d (%s) must be a lazy array, not %s", k, nms[[k]],
+                   ppl_describe(targets[[k]])), call. = FALSE)
+    }
+  }
+  if (anyDuplicated(nms)) {
+    stop(sprintf("model: the arrays need distinct names; %s is used twice",
+                 nms[anyDuplicated(nms)]), call. = FALSE)
+  }
+  env <- parent.frame()
+  others <- list()
+  for (n in ls(env, sorted = TRUE)) {
+    v <- get0(n, envir = env, inherits = FALSE)
+    if (is_lazy(v)) others[[n]] <- v
+  }
+  py <- ppl_r_idiom(ppl("build_model")(unname(targets), as.list(nms), others))
+  structure(list(py = py, targets = unname(targets), names = nms,
+                 dims = lapply(targets, dim), arrays = others),
+            class = "tb_ppl_model")
+}
+
+#' @export
+print.tb_ppl_model <- function(x, ...) {
+  cat("tensorbridge model of ", paste(x$names, collapse = ", "), "\n", sep = "")
+  cat("  ", py_repr(x$py), "\n", sep = "")
+  invisible(x)
+}
+
+ppl_model_arg <- function(model, fn) {
+  if (!inherits(model, "tb_ppl_model")) {
+    stop(sprintf("%s: model must be a model from model(), not %s", fn, ppl_describe(model)),
+         call. = FALSE)
+  }
+  invisible(model)
+}
+
+# A single whole number >= lower, as an integer; errors name the argument.
+ppl_count <- function(x, name, fn, lower = 1L) {
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x) || x < lower ||
+      x > .Machine$integer.max) {
+    stop(sprintf("%s: %s must be a whole number >= %d, not %s", fn, name, lower,
+                 if (is.numeric(x) && length(x) == 1L) format(x) else ppl_describe(x)),
+         call. = FALSE)
+  }
+  as.integer(x)
+}
+
+ppl_real <- function(x, name, fn, lower = -Inf, upper = Inf, null_ok = FALSE) {
+  if (null_ok && is.null(x)) return(NULL)
+  if (!is.numeric(x) || length(x) != 1L || is.na(x) || x <= lower || x >= upper) {
+    stop(sprintf("%s: %s must be a number in (%s, %s), not %s", fn, name, format(lower),
+                 format(upper), if (is.numeric(x) && length(x) == 1L) format(x) else
+                   ppl_describe(x)), call. = FALSE)
+  }
+  as.double(x)
+}
+
+#' MCMC samplers
+#'
+#' `nuts()` is the No-U-Turn sampler (multinomial, as in Stan) and `hmc()` static Hamiltonian
+#' Monte Carlo with `n_leapfrog` (jittered) leapfrog steps; both adapt the step size to
+#' `target_accept` (unless `step_size` is given) and a diagonal metric during warmup.
+#'
+#' @param max_depth Largest tree depth of NUTS (1 to 30).
+#' @param n_leapfrog Leapfrog steps per HMC iteration.
+#' @param target_accept Target mean acceptance statistic, in (0, 1).
+#' @param step_size `NULL` (adapt) or a fixed positive step size.
+#' @return A sampler (class `tb_sampler`) for [mcmc()].
+#' @export
+nuts <- function(max_depth = 10, target_accept = 0.8, step_size = NULL) {
+  max_depth <- ppl_count(max_depth, "max_depth", "nuts")
+  if (max_depth > 30L) stop("nuts: max_depth must be at most 30", call. = FALSE)
+  structure(list(kind = "nuts", max_depth = max_depth,
+                 target_accept = ppl_real(target_accept, "target_accept", "nuts", 0, 1),
+                 step_size = ppl_real(step_size, "step_size", "nuts", 0, Inf, TRUE)),
+            class = "tb_sampler")
+}
+
+#' @rdname nuts
+#' @export
+hmc <- function(n_leapfrog = 10, target_accept = 0.8, step_size = NULL) {
+  structure(list(kind = "hmc", n_leapfrog = ppl_count(n_leapfrog, "n_leapfrog", "hmc"),
+                 target_accept = ppl_real(target_accept, "target_accept", "hmc", 0, 1),
+                 step_size = ppl_real(step_size, "step_size", "hmc", 0, Inf, TRUE)),
+            class = "tb_sampler")
+}
+
+#' @export
+print.tb_sampler <- function(x, ...) {
+  args <- x[setdiff(names(x), "kind")]
+  args <- args[!vapply(args, is.null, logical(1))]
+  cat(sprintf("%s sampler (%s)\n", x$kind,
+              paste(names(args), vapply(args, format, ""), sep = " = ", collapse = ", ")))
+  invisible(x)
+}
+
+#' Initial values
+#'
+#' `initials(mu = 1, tau = 2)` gives initial values for variables of a model, by name (the
+#' names [model()] gives them). Variables not named start at random points (uniform on
+#' (-2, 2) on the unconstrained scale, as Stan). Values outside a variable's support are
+#' refused with an error naming the variable.
+#'
+#' @param ... Named values (numbers, vectors, matrices, arrays).
+#' @return An object of class `tb_initials`.
+#' @export
+initials <- function(...) {
+  values <- list(...)
+  if (length(values) && (is.null(names(values)) || !all(nzchar(names(values))))) {
+    stop("initials: every value must be named after a variable, e.g. initials(mu = 1)",
+         call. = FALSE)
+  }
+  for (n in names(values)) ppl_array_arg(values[[n]], n, "initials")
+  structure(values, class = "tb_initials")
+}
+
+#' @export
+print.tb_initials <- function(x, ...) {
+  cat("initial values for ", if (length(x)) paste(names(x), collapse = ", ") else
+    "no variables", "\n", sep = "")
+  invisible(x)
+}
+
+# initial_values for Python: NULL, a dict, or a list of dicts (one per chain).
+ppl_initials <- function(initial_values, chains, fn) {
+  if (is.null(initial_values)) return(NULL)
+  if (inherits(initial_values, "tb_initials")) {
+    if (!length(initial_values)) return(NULL)
+    return(unclass(initial_values))
+  }
+  if (is.list(initial_values) && length(initial_values) &&
+      all(vapply(initial_values, inherits, logical(1), "tb_initials"))) {
+    if (!is.null(chains) && length(initial_values) != chains) {
+      stop(sprintf("%s: initial_values has %d sets of initials for %d chains", fn,
+                   length(initial_values), chains), call. = FALSE)
+    }
+    return(lapply(initial_values, function(iv) {
+      iv <- unclass(iv)
+      if (length(iv)) iv else stats::setNames(list(), character())
+    }))
+  }
+  stop(sprintf(paste0(
+    "%s: initial_values must be initials(...) or a list of initials(...), one per chain, ",
+    "not %s"
+  ), fn, ppl_describe(initial_values)), call. = FALSE)
+}
+
+# A text progress bar on stderr, updated from the sampler's callback on R's main thread.
+ppl_progress_bar <- function(total) {
+  width <- 30L
+  state <- new.env(parent = emptyenv())
+  state$last <- 0
+  function(info) {
+    done <- info$iteration
+    now <- info$elapsed
+    if (done < total && now - state$last < 0.1) return(NULL)
+    state$last <- now
+    filled <- as.integer(floor(width * done / total))
+    eta <- if (done > 0 && done < total) sprintf(" | eta %3.0fs", now / done * (total - done))
+           else sprintf(" | %5.1fs", now)
+    cat(sprintf("\r%8s [%s%s] %d/%d%s | %d divergences", info$phase,
+                strrep("=", filled), strrep(" ", width - filled), done, total, eta,
+                info$divergences), file = stderr())
+    if (done >= total) cat("\n", file = stderr())
+    NULL
+  }
+}
+
+ppl_names <- function(names, dims) {
+  unlist(Map(function(n, d) {
+    if (prod(d) == 1) return(n)
+    idx <- arrayInd(seq_len(prod(d)), d)
+    paste0(n, "[", apply(idx, 1L, paste, collapse = ","), "]")
+  }, names, dims), use.names = FALSE)
+}
+
+# An mcmc.list from an array (draws, columns, chains).
+ppl_mcmc_list <- function(values, columns, start, thin) {
+  d <- dim(values)
+  chains <- lapply(seq_len(d[[3L]]), function(k) {
+    mat <- matrix(values[, , k], nrow = d[[1L]], ncol = d[[2L]],
+                  dimnames = list(NULL, columns))
+    coda::mcmc(mat, start = start, thin = thin)
+  })
+  coda::mcmc.list(chains)
+}
+
+#' Draw from the posterior of a model by MCMC
+#'
+#' Runs `chains` chains in lockstep (batched by the runtime) with `warmup` adaptation
+#' iterations and then `n_samples` draws each (every `thin`-th kept). The result is a
+#' `coda::mcmc.list` (one `coda::mcmc` per chain) of the model's target arrays, with columns
+#' named as greta does (`mu`, `eta[1,1]`, `eta[2,1]`, ...), so `summary()`, `plot()` and
+#' `posterior::as_draws_array()` work on it. Attributes: `sampler_diagnostics` (per-draw
+#' `accept_stat`, `n_leapfrog`, `tree_depth`, `divergent`, `energy`, `lp` as draws x chains
+#' matrices, `divergences`, `warmup_divergences`, `step_size`, `interrupted`) and `model_info`
+#' (what [calculate()] uses to evaluate other arrays over the draws).
+#'
+#' With `verbose = TRUE` a progress bar on stderr is updated from the sampler (R callbacks on
+#' R's main thread). An interrupt (Ctrl-C) stops sampling at the next iteration and returns
+#' the draws taken so far, with a warning.
+#'
+#' The same `seed` gives the same draws as the Python API (`tensorbridge.mcmc(..., seed=)`) on
+#' the same model. Without a seed, one is drawn from R's random number generator, so
+#' `set.seed()` makes runs reproducible.
+#'
+#' @param model A model from [model()].
+#' @param sampler [nuts()] (the default) or [hmc()].
+#' @param n_samples Draws per chain after warmup (before thinning).
+#' @param thin Keep every `thin`-th draw.
+#' @param warmup Warmup (adaptation) iterations per chain.
+#' @param chains Number of chains.
+#' @param verbose Show a progress bar.
+#' @param pb_update Progress bar updates every `pb_update` iterations.
+#' @param initial_values [initials()], or a list of them (one per chain).
+#' @param seed `NULL` or a whole number.
+#' @param n_cores `NULL` (sample in this process) or the number of worker processes to split
+#'   the chains over (greta's argument); the draws are the same either way.
+#' @return A `coda::mcmc.list` (class `c("tb_mcmc_list", "mcmc.list")`).
+#' @examples
+#' \dontrun{
+#' mu <- normal(0, 5)
+#' y <- as_data(c(0.3, -0.2, 1.1))
+#' distribution(y) <- normal(mu, 1)
+#' draws <- mcmc(model(mu), n_samples = 500, warmup = 500, seed = 1)
+#' summary(draws)
+#' }
+#' @export
+mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1000,
+                 chains = 4, verbose = TRUE, pb_update = 50, initial_values = initials(),
+                 seed = NULL, n_cores = NULL) {
+  fn <- "mcmc"
+  ppl_model_arg(model, fn)
+  if (!inherits(sampler, "tb_sampler")) {
+    stop(sprintf("mcmc: sampler must be nuts() or hmc(), not %s", ppl_describe(sampler)),
+         call. = FALSE)
+  }
+  n_samples <- ppl_count(n_samples, "n_samples", fn)
+  thin <- ppl_count(thin, "thin", fn)
+  warmup <- ppl_count(warmup, "warmup", fn, lower = 0L)
+  chains <- ppl_count(chains, "chains", fn)
+  pb_update <- ppl_count(pb_update, "pb_update", fn)
+  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose)) {
+    stop("mcmc: verbose must be TRUE or FALSE", call. = FALSE)
+  }
+  seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
+    ppl_count(seed, "seed", fn, lower = 0L)
+  if (!is.null(n_cores)) n_cores <- ppl_count(n_cores, "n_cores", fn)
+  iv <- ppl_initials(initial_values, chains, fn)
+  total <- warmup + n_samples * thin
+  callback <- if (verbose) ppl_progress_bar(total) else NULL
+  py_sampler <- do.call(ppl("sampler"), sampler)
+  draws <- ppl("sample")(model$py, py_sampler, n_samples, warmup, chains, thin, seed, iv,
+                         callback, pb_update, n_cores)
+  info <- ppl("draws_info")(draws)
+  if (isTRUE(info$interrupted)) {
+    warning(sprintf(
+      "mcmc: interrupted; returning the %d draws per chain taken so far", info$n_draws
+    ), call. = FALSE)
+    if (verbose) cat("\n", file = stderr())
+  }
+  if (info$n_draws == 0L) {
+    warning("mcmc: interrupted during warmup: no draws were taken", call. = FALSE)
+    return(invisible(NULL))
+  }
+  values <- ppl("draws_values")(draws, model$targets)
+  out <- ppl_mcmc_list(values, ppl_names(model$names, model$dims), warmup + 1L, thin)
+  stats <- lapply(info$stats, function(s) {
+    dim(s) <- c(info$n_draws, info$chains)
+    s
+  })
+  attr(out, "sampler_diagnostics") <- c(stats, list(
+    divergences = info$divergences, warmup_divergences = info$warmup_divergences,
+    step_size = info$step_size, interrupted = info$interrupted
+  ))
+  attr(out, "model_info") <- list(model = model, draws = draws, warmup = warmup, thin = thin)
+  class(out) <- c("tb_mcmc_list", class(out))
+  out
+}
+
+#' @export
+print.tb_mcmc_list <- function(x, ..., n = 5L) {
+  diag <- attr(x, "sampler_diagnostics")
+  n_draws <- if (length(x)) nrow(x[[1L]]) else 0L
+  cat(sprintf("tensorbridge draws: %d chains x %d draws of %s\n", length(x), n_draws,
+              paste(coda::varnames(x), collapse = ", ")))
+  if (!is.null(diag)) {
+    cat(sprintf("%d divergent transitions%s\n", diag$divergences,
+                if (isTRUE(diag$interrupted)) " (interrupted run)" else ""))
+  }
+  if (length(x)) {
+    cat(sprintf("first %d draws of chain 1:\n", min(n, n_draws)))
+    print(utils::head(unclass(x[[1L]]), n), ...)
+  }
+  cat("(a coda mcmc.list: summary(), plot(), posterior::as_draws_array() work on it)\n")
+  invisible(x)
+}
+
+#' Summary statistics of draws, as the runtime computes them
+#'
+#' Mean, standard deviation, 5%, 50% and 95% quantiles, rank-normalised split R-hat, and bulk
+#' and tail effective sample sizes of every column of an `mcmc.list`, computed by the
+#' runtime: the same numbers as the Python API's `Draws.summary()` for the same draws.
+#'
+#' @param draws A `coda::mcmc.list` (from [mcmc()] or [calculate()]).
+#' @return A data frame with one row per column of the draws.
+#' @export
+tb_summary <- function(draws) {
+  if (!inherits(draws, "mcmc.list")) {
+    stop(sprintf("tb_summary: draws must be an mcmc.list, not %s", ppl_describe(draws)),
+         call. = FALSE)
+  }
+  cols <- coda::varnames(draws)
+  n <- nrow(draws[[1L]])
+  values <- array(unlist(lapply(draws, function(ch) as.double(unclass(ch)))),
+                  c(n, length(cols), length(draws)))
+  s <- ppl("summarise")(values, as.list(cols))
+  parameter <- as.character(unlist(s$parameter))
+  out <- data.frame(s[setdiff(names(s), "parameter")], row.names = parameter)
+  out
+}
+
+#' Calculate values of lazy arrays
+#'
+#' `calculate(x, values = draws)` evaluates lazy arrays at every draw of an [mcmc()] result
+#' (derived quantities, posterior predictive means): the result is a `coda::mcmc.list` like
+#' the draws, with columns named after the arrays. `calculate(x, values = list(mu = 1, ...))`
+#' evaluates them with the given values for the arrays they depend on, named after the R
+#' objects that hold those arrays in the calling environment, or else after the variable
+#' names that [model()] gave; the result is a list of R arrays. All draws are evaluated in one vectorised pass by the runtime.
+#'
+#' @param ... Lazy arrays (named, or named after the expressions).
+#' @param values An `mcmc.list` from [mcmc()], or a named list of values.
+#' @param nsim `NULL`, or a number of simulations: then the arrays are simulated from the
+#'   model's priors (variables from their distributions, data with a distribution from its
+#'   likelihood: prior predictive), holding any `values` (a named list) fixed.
+#' @param seed With `nsim`: `NULL` (drawn from R's random number generator) or a whole number.
+#' @return An `mcmc.list` (for draws) or a named list of arrays; with `nsim`, arrays with a
+#'   leading dimension of `nsim`.
+#' @examples
+#' \dontrun{
+#' theta <- mu + tau * eta
+#' calculate(theta, values = draws)
+#' calculate(theta, values = list(mu = 1, tau = 2, eta = rep(0, 8)))
+#' calculate(theta, nsim = 100)
+#' }
+#' @export
+calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
+  targets <- list(...)
+  if (!length(targets)) stop("calculate: give at least one lazy array", call. = FALSE)
+  exprs <- as.list(substitute(list(...)))[-1L]
+  nms <- names(targets)
+  if (is.null(nms)) nms <- rep("", length(targets))
+  auto <- !nzchar(nms)
+  nms[auto] <- vapply(exprs[auto], function(e) paste(deparse(e), collapse = " "), "")
+  for (k in seq_along(targets)) {
+    if (!is_lazy(targets[[k]])) {
+      stop(sprintf("calculate: argument %d (%s) must be a lazy array, not %s", k, nms[[k]],
+                   ppl_describe(targets[[k]])), call. = FALSE)
+    }
+  }
+  if (!is.null(nsim)) {
+    nsim <- ppl_count(nsim, "nsim", "calculate")
+    seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
+      ppl_count(seed, "seed", "calculate", lower = 0L)
+    if (inherits(values, "mcmc.list")) {
+      stop("calculate: with nsim, values must be a named list of fixed values", call. = FALSE)
+    }
+  }
+  targets <- unname(targets)
+  if (inherits(values, "mcmc.list")) {
+    info <- attr(values, "model_info")
+    if (is.null(info) || is.null(info$draws)) {
+      stop(paste0(
+        "calculate: values is an mcmc.list without the draws of the model's variables; ",
+        "give the result of mcmc() as it is"
+      ), call. = FALSE)
+    }
+    out <- ppl("calculate_draws")(targets, info$draws)
+    res <- ppl_mcmc_list(out, ppl_names(nms, lapply(targets, dim)), info$warmup + 1L,
+                        info$thin)
+    attr(res, "model_info") <- info
+    class(res) <- c("tb_mcmc_list", class(res))
+    return(res)
+  }
+  if (!is.list(values) || length(values) &&
+      (is.null(names(values)) || !all(nzchar(names(values))))) {
+    stop(paste0(
+      "calculate: values must be the result of mcmc() or a named list of values, e.g. ",
+      "list(mu = 1)"
+    ), call. = FALSE)
+  }
+  env <- parent.frame()
+  feed <- list()
+  by_name <- list()
+  for (n in names(values)) {
+    ppl_array_arg(values[[n]], sprintf("values$%s", n), "calculate")
+    x <- get0(n, envir = env)
+    if (is_lazy(x)) {
+      feed[[length(feed) + 1L]] <- list(x, values[[n]])
+    } else {
+      by_name[[n]] <- values[[n]]
+    }
+  }
+  if (!length(by_name)) by_name <- NULL
+  if (!is.null(nsim)) {
+    out <- ppl_r_idiom(ppl("simulate_values")(targets, nsim, seed, feed, by_name))
+    res <- Map(function(v, t) {
+      dim(v) <- c(nsim, dim(t))
+      v
+    }, out, targets)
+    names(res) <- nms
+    return(res)
+  }
+  out <- ppl("calculate_values")(targets, feed, by_name)
+  res <- Map(function(v, t) {
+    dim(v) <- dim(t)
+    v
+  }, out, targets)
+  names(res) <- nms
+  res
+}
+
+#' Find the posterior mode (or maximum likelihood) of a model
+#'
+#' Maximises the model's joint log density over the unconstrained parameters (so bounds hold)
+#' with L-BFGS (`"lbfgs"`) or Adam (`"adam"`). With `adjust = FALSE` (the default, as the
+#' Python API) the objective is the log density of the parameters as written, i.e. the mode
+#' of the posterior of the constrained parameters; `adjust = TRUE` adds the Jacobians of the
+#' transformations (greta's default).
+#'
+#' @param model A model from [model()].
+#' @param optimiser `"lbfgs"` or `"adam"`.
+#' @param max_iterations Iteration limit.
+#' @param tolerance Convergence tolerance.
+#' @param initial_values [initials()]; variables not given start at random points drawn
+#'   with `seed`.
+#' @param adjust Include the Jacobian adjustments.
+#' @param learning_rate Adam's learning rate.
+#' @param seed Seed of the random starting point.
+#' @return A list like greta's: `par` (values of the model's target arrays, named),
+#'   `value` (the negative log density at `par`), `iterations` and `convergence` (0 when
+#'   converged, 1 otherwise).
+#' @examples
+#' \dontrun{
+#' opt(m)$par
+#' }
+#' @export
+opt <- function(model, optimiser = c("lbfgs", "adam"), max_iterations = 1000,
+                tolerance = 1e-8, initial_values = initials(), adjust = FALSE,
+                learning_rate = 0.05, seed = 0) {
+  fn <- "opt"
+  ppl_model_arg(model, fn)
+  if (!is.character(optimiser)) {
+    stop(sprintf("opt: optimiser must be \"lbfgs\" or \"adam\", not %s",
+                 ppl_describe(optimiser)), call. = FALSE)
+  }
+  optimiser <- match.arg(optimiser)
+  max_iterations <- ppl_count(max_iterations, "max_iterations", fn)
+  tolerance <- ppl_real(tolerance, "tolerance", fn, 0, Inf)
+  learning_rate <- ppl_real(learning_rate, "learning_rate", fn, 0, Inf)
+  if (!is.logical(adjust) || length(adjust) != 1L || is.na(adjust)) {
+    stop("opt: adjust must be TRUE or FALSE", call. = FALSE)
+  }
+  seed <- ppl_count(seed, "seed", fn, lower = 0L)
+  iv <- ppl_initials(initial_values, NULL, fn)
+  if (is.list(iv) && is.null(names(iv))) {
+    stop("opt: initial_values must be one initials(...)", call. = FALSE)
+  }
+  res <- ppl("optimise")(model$py, model$targets, optimiser, iv, max_iterations, tolerance,
+                         learning_rate, adjust, seed)
+  par <- Map(function(v, d) {
+    dim(v) <- d
+    v
+  }, res$par, model$dims)
+  names(par) <- model$names
+  list(par = par, value = -res$value, iterations = res$iterations,
+       convergence = if (isTRUE(res$converged)) 0L else 1L)
+}
+
+#' Simulate from a model's priors
+#'
+#' Draws `nsim` times from the prior of the model: its target arrays and the other named
+#' arrays of the model that have a distribution (variables with a prior, and data with a
+#' likelihood, simulated given the simulated parameters: the prior predictive), as greta's
+#' `simulate()`. Variables with a flat prior ([variable()]) cannot be simulated.
+#'
+#' @param object A model from [model()].
+#' @param nsim Number of simulations.
+#' @param seed `NULL` (drawn from R's random number generator) or a whole number.
+#' @param ... Unused.
+#' @return A named list of arrays, each with a leading dimension of `nsim`.
+#' @importFrom stats simulate
+#' @export
+simulate.tb_ppl_model <- function(object, nsim = 1, seed = NULL, ...) {
+  nsim <- ppl_count(nsim, "nsim", "simulate")
+  seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
+    ppl_count(seed, "seed", "simulate", lower = 0L)
+  extra <- ppl("model_arrays")(object$py, object$arrays)
+  extra <- setdiff(as.character(unlist(extra)), object$names)
+  targets <- c(object$targets, unname(object$arrays[extra]))
+  nms <- c(object$names, extra)
+  out <- ppl_r_idiom(ppl("simulate_values")(targets, nsim, seed, list()))
+  res <- Map(function(v, t) {
+    dim(v) <- c(nsim, dim(t))
+    v
+  }, out, targets)
+  names(res) <- nms
+  res
+}
