@@ -13,16 +13,24 @@ PY2    := $(VENV2)/bin/python
 
 JS     := js-client
 # R from Debian only (CRAN is unreachable); rpy2 for Debian's R 4.2 is pinned in the `r` extra
-R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat
+R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-coda r-cran-posterior \
+	r-cran-jsonlite
 R_ENV  := TENSORBRIDGE_PYTHON=$(CURDIR)/$(PY) TENSORBRIDGE_REQUIRE_PYTHON=1
 RPY2   := RPY2_CFFI_MODE=API
 
-.PHONY: demo test test-python test-numpy2 test-js test-browser test-r js lint bench bench-r \
+.PHONY: demo demo-python test test-python test-numpy2 test-js test-browser test-r js lint bench bench-r \
 	setup setup-test clean
 
-## demo: create .venv, install the runtime, run the main job on the NumPy backend
-demo: $(VENV)/.demo-deps
+## demo: the showcase — eight schools sampled from Python, from R (Rscript) and from a headless
+## browser page, summaries side by side and a trace plot (demo-output/); installs R, Chromium,
+## the npm packages and the runtime as needed. `make demo-python` is the Python part alone.
+demo: $(VENV)/.demo-deps $(VENV)/.r-demo-deps js /usr/bin/chromium
 	$(PY) examples/demo.py
+	$(PY) examples/showcase.py
+
+demo-python: $(VENV)/.demo-deps
+	$(PY) examples/demo.py
+	$(PY) examples/showcase.py --only python
 
 ## test: install every suite's dependencies, then run every suite
 test: setup-test lint test-python test-numpy2 test-r test-js test-browser
@@ -60,7 +68,7 @@ $(JS)/node_modules/.stamp: $(JS)/package.json $(JS)/package-lock.json
 	cd $(JS) && npm ci --no-audit --no-fund
 	touch $@
 
-$(JS)/dist/build-info.json: $(JS)/node_modules/.stamp $(VENV)/.test-deps pyproject.toml \
+$(JS)/dist/build-info.json: $(JS)/node_modules/.stamp $(VENV)/.demo-deps pyproject.toml \
 		$(JS)/scripts/build.mjs $(shell find runtime bridge package -name '*.py')
 	cd $(JS) && PYTHON=$(abspath $(PY)) node scripts/build.mjs
 
@@ -76,7 +84,7 @@ test-browser: js /usr/bin/chromium
 	cd $(JS) && node --test test/browser/
 
 ## bench: speed targets, printed as ratios against the peers named in the issues
-bench: bench/.venv/.deps bench-r
+bench: bench/.venv/.deps bench/.venv-ppl/.deps bench-r
 	bench/.venv/bin/python bench/run.py
 
 bench-r: $(VENV)/.r-deps
@@ -87,12 +95,21 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.demo-deps: $(VENV)/bin/python pyproject.toml
-	$(PIP) install $(NUMPY1) -e .
+	$(PIP) install $(NUMPY1) build -e ".[demo]"
 	touch $@
 
 $(VENV)/.test-deps: $(VENV)/bin/python pyproject.toml
-	$(PIP) install $(NUMPY1) -e ".[dev,tensorflow]"
+	$(PIP) install $(NUMPY1) -e ".[dev,tensorflow,demo]"
 	touch $@ $(VENV)/.demo-deps
+
+# the R package and what it needs, without the test suites' extras
+$(VENV)/.r-demo-deps: $(VENV)/.demo-deps $(shell find r-client/R r-client/src -type f) \
+		r-client/DESCRIPTION r-client/NAMESPACE
+	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(R_DEBS); }
+	$(RPY2) $(PIP) install $(NUMPY1) -e ".[demo,r]"
+	R CMD INSTALL --no-multiarch r-client >/dev/null
+	touch $@
 
 $(VENV2)/.test-deps: pyproject.toml
 	test -x $(PY2) || $(PYTHON) -m venv $(VENV2)
@@ -104,5 +121,13 @@ bench/.venv/.deps: bench/requirements.txt pyproject.toml
 	bench/.venv/bin/python -m pip --disable-pip-version-check -q install -r bench/requirements.txt -e .
 	touch $@
 
+# NUTS side by side (bench/ppl_bench.py): NumPyro's jax 0.10 needs NumPy >= 2, bench/.venv pins
+# NumPy < 2 for R, so the inference peers get their own venv; ppl_bench re-runs itself there
+bench/.venv-ppl/.deps: bench/requirements-ppl.txt pyproject.toml
+	test -x bench/.venv-ppl/bin/python || $(PYTHON) -m venv bench/.venv-ppl
+	bench/.venv-ppl/bin/python -m pip --disable-pip-version-check -q install \
+		-r bench/requirements-ppl.txt -e .
+	touch $@
+
 clean:
-	rm -rf $(VENV) $(VENV2) bench/.venv bench/results build dist *.egg-info
+	rm -rf $(VENV) $(VENV2) bench/.venv bench/.venv-ppl bench/results build dist *.egg-info

@@ -90,7 +90,8 @@ def _agree(a: dict[str, float], b: dict[str, float]) -> tuple[bool, float]:
 def print_table(results: list[dict[str, Any]]) -> bool:
     rows = [_normalise(r) for r in results]
     langs = [r["language"] for r in results]
-    head = f"{'parameter':<10}" + "".join(f"{lang + ' mean (sd)':>24}" for lang in langs)
+    widths = [max(18, len(lang) + 2) for lang in langs]
+    head = f"{'parameter':<10}" + "".join(f"{lang:>{w}}" for lang, w in zip(langs, widths))
     head += f"{'max |z|':>9}  agree"
     print(head)
     ok = True
@@ -98,15 +99,18 @@ def print_table(results: list[dict[str, Any]]) -> bool:
         cells, worst = [], 0.0
         for r in rows:
             v = r.get(p)
-            cells.append(f"{v['mean']:>14.2f} ({v['sd']:5.2f})  " if v else f"{'-':>24}")
+            cells.append(f"{v['mean']:.2f} ({v['sd']:.2f})" if v else "-")
         for i in range(len(rows)):
             for j in range(i + 1, len(rows)):
                 if p in rows[i] and p in rows[j]:
                     good, z = _agree(rows[i][p], rows[j][p])
                     ok &= good
                     worst = max(worst, z)
-        print(f"{p:<10}" + "".join(cells) + f"{worst:>9.2f}  {'yes' if worst < 4 else 'NO'}")
-    stats = "   ".join(f"{r['language']}: {r['seconds']:.1f} s, max R-hat "
+        print(f"{p:<10}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths))
+              + f"{worst:>9.2f}  {'yes' if worst < 4 else 'NO'}")
+    print("mean (sd) per front door; |z|: the largest difference of means between two front "
+          "doors, in combined Monte Carlo standard errors")
+    stats = "\n".join(f"{r['language']}: {r['seconds']:.1f} s, max R-hat "
                        f"{max(v['rhat'] for v in n.values()):.3f}, min bulk ESS "
                        f"{min(v['ess_bulk'] for v in n.values()):.0f}"
                        for r, n in zip(results, rows))

@@ -164,8 +164,253 @@ export class DisposedError extends Error {}
 
 type Op = (...args: Arg[]) => Promise<Tensor>;
 
+// ---- tb.layers / tb.train (layers.js; Python: runtime/layers via bridge/js_layers.py) --------
+
+/** Training data: a Tensor, {data, shape, dtype?}, a TypedArray (1-d), nested arrays, or an
+ * array / object of those for several inputs or outputs. */
+export type Data = Tensor | TypedArray | NestedArray | { data: TypedArray; shape: number[];
+  dtype?: DType } | Data[] | { [input: string]: Data };
+
+/** Options of a layer factory: TF.js names (camelCase), passed to the Python layer as
+ * snake_case (`inputShape` -> `input_shape`, `kernelInitializer: "glorotUniform"` ->
+ * `kernel_initializer: "glorot_uniform"`). */
+export interface LayerArgs {
+  inputShape?: number[];
+  batchInputShape?: (number | null)[];
+  name?: string;
+  dtype?: DType;
+  trainable?: boolean;
+  [option: string]: unknown;
+}
+export interface DenseLayerArgs extends LayerArgs {
+  units: number;
+  activation?: string;
+  useBias?: boolean;
+  kernelInitializer?: string;
+  biasInitializer?: string;
+}
+
+/** A layer to be (it becomes a Python layer inside a model). */
+export class LayerSpec {
+  readonly className: string;
+  readonly config: Record<string, unknown>;
+}
+/** An optimizer to be: tb.train.adam(0.01). */
+export class OptimizerSpec {
+  readonly className: string;
+  readonly config: Record<string, unknown>;
+}
+
+export type Logs = Record<string, number>;
+/** fit() progress hooks. They run on the page's main thread in browsers, as fire-and-forget
+ * events (the worker does not wait for them); return values are ignored. */
+export interface CustomCallbackArgs {
+  onTrainBegin?: (logs: Logs) => unknown;
+  onTrainEnd?: (logs: Logs) => unknown;
+  onEpochBegin?: (epoch: number, logs: Logs) => unknown;
+  onEpochEnd?: (epoch: number, logs: Logs) => unknown;
+  onBatchBegin?: (batch: number, logs: Logs) => unknown;
+  onBatchEnd?: (batch: number, logs: Logs) => unknown;
+}
+
+export interface ModelCompileArgs {
+  /** "adam", "sgd", "rmsprop", "adagrad" or tb.train.*(...) */
+  optimizer?: string | OptimizerSpec;
+  /** "meanSquaredError", "mse", "binaryCrossentropy", "sparseCategoricalCrossentropy"... */
+  loss: string | string[] | Record<string, string>;
+  metrics?: string | string[];
+  lossWeights?: number[] | Record<string, number>;
+}
+
+export interface ModelFitArgs {
+  epochs?: number;
+  batchSize?: number;
+  /** The last fraction of the samples (before shuffling) held out for validation. */
+  validationSplit?: number;
+  validationData?: [Data, Data];
+  shuffle?: boolean;
+  /** Seed of the shuffling (default: from tb.random's generator). */
+  seed?: number;
+  initialEpoch?: number;
+  callbacks?: CustomCallbackArgs | CustomCallbackArgs[];
+  /** Stops training after the current batch (Node; browsers: cross-origin isolated pages). */
+  signal?: AbortSignal;
+}
+
+export class History {
+  epoch: number[];
+  history: Record<string, number[]>;
+  params: Record<string, number | string>;
+}
+
+export interface ModelArtifacts {
+  /** model.json (format "layers-model"; see runtime/layers/serialization.py). */
+  modelJSON: Record<string, any>;
+  modelJSONText: string;
+  /** weights.bin */
+  weightData: Uint8Array;
+}
+export interface SaveResult { modelJSONBytes: number; weightDataBytes: number; }
+
+export interface LayerInfo {
+  name: string;
+  className: string;
+  outputShape: (number | null)[] | (number | null)[][] | null;
+  params: number;
+}
+
+export interface LayersModel extends Disposable {
+  /** The Python model (a handle proxy). */
+  readonly handle: PyProxy;
+  /** Set to true (e.g. in a callback) to stop fit() after the current batch. */
+  stopTraining: boolean;
+  info(): Promise<{ name: string; layers: LayerInfo[]; inputs: (number | null)[][];
+    outputs: (number | null)[][] }>;
+  add(layer: LayerSpec): Promise<void>;
+  compile(args: ModelCompileArgs): Promise<void>;
+  fit(x: Data, y: Data, args?: ModelFitArgs): Promise<History>;
+  predict(x: Data, args?: { batchSize?: number }): Promise<Tensor>;
+  /** Loss and metrics as numbers: {loss, mae, ...}. */
+  evaluate(x: Data, y: Data, args?: { batchSize?: number }): Promise<Record<string, number>>;
+  summary(args?: { print?: boolean; lineLength?: number }): Promise<string>;
+  getWeights(): Promise<Tensor[]>;
+  setWeights(values: Data[]): Promise<void>;
+  saveArtifacts(args?: { includeOptimizer?: boolean }): Promise<ModelArtifacts>;
+  /** Node: a directory (path or file:// URL); browser: "downloads://name"; or a handler. */
+  save(target: string | { save(artifacts: ModelArtifacts): unknown },
+    args?: { includeOptimizer?: boolean }): Promise<SaveResult>;
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export interface Layers {
+  sequential(args?: { layers?: LayerSpec[]; name?: string }): Promise<LayersModel>;
+  /** Node: a directory, model.json path or file:// URL; browser: the URL of model.json;
+   * anywhere: {modelJSON, weightData}. */
+  loadModel(source: string | { modelJSON: string | Record<string, any>;
+    weightData: Uint8Array | ArrayBuffer | ArrayBufferView }, args?: { compile?: boolean }):
+    Promise<LayersModel>;
+  /** Any registered layer class by name. */
+  layer(className: string, config?: Record<string, unknown>): LayerSpec;
+  dense(args: DenseLayerArgs): LayerSpec;
+  dropout(args: LayerArgs & { rate: number; seed?: number }): LayerSpec;
+  flatten(args?: LayerArgs): LayerSpec;
+  embedding(args: LayerArgs & { inputDim: number; outputDim: number;
+    embeddingsInitializer?: string }): LayerSpec;
+  activation(args: LayerArgs & { activation: string }): LayerSpec;
+  inputLayer(args: LayerArgs): LayerSpec;
+  add(args?: LayerArgs): LayerSpec;
+  average(args?: LayerArgs): LayerSpec;
+  concatenate(args?: LayerArgs & { axis?: number }): LayerSpec;
+  multiply(args?: LayerArgs): LayerSpec;
+  subtract(args?: LayerArgs): LayerSpec;
+  LayerSpec: typeof LayerSpec;
+}
+
+export interface Train {
+  sgd(learningRate?: number): OptimizerSpec;
+  momentum(learningRate: number, momentum?: number, useNesterov?: boolean): OptimizerSpec;
+  adam(learningRate?: number, beta1?: number, beta2?: number, epsilon?: number): OptimizerSpec;
+  rmsprop(learningRate?: number, decay?: number, momentum?: number, epsilon?: number,
+    centered?: boolean): OptimizerSpec;
+  adagrad(learningRate?: number, initialAccumulatorValue?: number): OptimizerSpec;
+  OptimizerSpec: typeof OptimizerSpec;
+}
+
+// ---- tb.ppl / tb.mcmc (ppl.js; Python: runtime/ppl via bridge/js_ppl.py) --------------------
+
+/** A lazy array of a model (data, variable, operation or distribution): a Python object. */
+export type LazyArray = PyProxy;
+type PplArg = LazyArray | Tensor | number | NestedArray | TypedArray;
+export interface DistributionOptions {
+  /** Shape of the variable it makes (a number or a shape). */
+  dim?: number | number[];
+  /** (lower, upper) for continuous families: renormalised through the CDF. */
+  truncation?: [number, number];
+  [option: string]: unknown;
+}
+type Dist = (...args: (PplArg | DistributionOptions)[]) => Promise<LazyArray>;
+
+export interface SummaryRow {
+  /** "mu", "theta[0]" (0-based, as in Python) */
+  variable: string;
+  mean: number; sd: number; q5: number; q50: number; q95: number;
+  rhat: number; essBulk: number; essTail: number;
+}
+
+export interface ProgressInfo {
+  iteration: number;
+  total: number;
+  phase: "warmup" | "sampling";
+  divergences: number;
+  /** seconds since sampling started */
+  elapsed: number;
+}
+
+export interface McmcOptions {
+  nSamples?: number;
+  warmup?: number;
+  chains?: number;
+  seed?: number;
+  thin?: number;
+  sampler?: "nuts" | "hmc" | { kind: "nuts" | "hmc"; maxDepth?: number; nLeapfrog?: number;
+    targetAccept?: number; stepSize?: number };
+  initialValues?: Record<string, unknown> | Record<string, unknown>[];
+  /** onProgress every this many iterations (default 50). */
+  callbackEvery?: number;
+  /** Fire-and-forget progress (the main thread in browsers). */
+  onProgress?: (info: ProgressInfo) => unknown;
+  /** Stops at the next iteration, keeping the draws so far (Node: an abort from a callback;
+   * browsers: cross-origin isolated pages). */
+  signal?: AbortSignal;
+}
+
+export class Draws implements Disposable {
+  /** The Python Draws object. */
+  readonly handle: PyProxy;
+  /** Per variable: chains x draws x shape values, row-major. */
+  variables: Record<string, Float64Array>;
+  shapes: Record<string, number[]>;
+  chains: number;
+  nDraws: number;
+  interrupted: boolean;
+  divergences: number;
+  summary(): SummaryRow[];
+  /** One chain's draws of a variable (a subarray). */
+  chain(name: string, chain: number): Float64Array;
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export interface Ppl {
+  asData(value: NestedArray | TypedArray | Tensor | { data: TypedArray; shape: number[] },
+    options?: { name?: string; dtype?: DType }): Promise<LazyArray>;
+  variable(options?: { lower?: number; upper?: number; dim?: number | number[];
+    name?: string; dtype?: DType }): Promise<LazyArray>;
+  distribution(target: LazyArray, dist: LazyArray): Promise<LazyArray>;
+  model(...targets: LazyArray[]): Promise<PyProxy>;
+  model(named: Record<string, LazyArray>): Promise<PyProxy>;
+  calculate(target: LazyArray, values?: Draws | Map<LazyArray, unknown>): Promise<any>;
+  mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
+  bernoulli: Dist; beta: Dist; betaBinomial: Dist; binomial: Dist; categorical: Dist;
+  cauchy: Dist; chiSquared: Dist; dirichlet: Dist; exponential: Dist; gamma: Dist;
+  inverseGamma: Dist; laplace: Dist; lkjCorrelation: Dist; logistic: Dist; lognormal: Dist;
+  multinomial: Dist; multivariateNormal: Dist; negativeBinomial: Dist; normal: Dist;
+  pareto: Dist; poisson: Dist; student: Dist; uniform: Dist; weibull: Dist;
+  Draws: typeof Draws;
+}
+
 export interface TensorBridge {
   readonly info: BridgeInfo;
+  /** Layers and models, TF.js style. */
+  readonly layers: Layers;
+  /** Optimizers: tb.train.adam(0.01). */
+  readonly train: Train;
+  /** greta-style models: distributions, variables, data. */
+  readonly ppl: Ppl;
+  /** NUTS (or HMC) draws from a model. */
+  mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
+  readonly Tensor: typeof Tensor;
   tensor(data: TypedArray | NestedArray, shape?: number[], dtype?: DType): Promise<Tensor>;
   /** Any runtime op by name. */
   op(name: string, ...args: Arg[]): Promise<any>;

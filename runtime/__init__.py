@@ -50,21 +50,14 @@ from .graph import (
     distribution,
     model,
     normal,
+    simulate,
     variable,
 )
 from .kernels import KERNEL_NAMES, kernel_table, register_kernel
 from .lifetime import dispose, keep, memory, tidy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
-
-try:  # the samplers need NumPy; without it (Pyodide + tfjs) the rest of the runtime works
-    from .ppl import Draws, hmc, mcmc, nuts, opt
-
-    _ppl_all = ["Draws", "hmc", "mcmc", "nuts", "opt"]
-except ModuleNotFoundError as _e:
-    if _e.name != "numpy":
-        raise
-    _ppl_all = []
+from .ppl import Draws, hmc, mcmc, nuts, opt  # bookkeeping in NumPy, or pure Python without it
 from .ppl.distributions import (
     bernoulli,
     beta,
@@ -93,6 +86,8 @@ from .ppl.distributions import (
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from .random import Generator
 from .tensor import Tensor
+
+_ppl_all = ["Draws", "hmc", "mcmc", "nuts", "opt"]
 
 __all__ = [
     "KERNEL_NAMES",
@@ -142,6 +137,7 @@ __all__ = [
     "register_backend",
     "register_kernel",
     "set_backend",
+    "simulate",
     "tidy",
     "tree_flatten",
     "tree_leaves",

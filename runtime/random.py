@@ -11,6 +11,7 @@ to the backend.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from typing import Any
 
@@ -72,6 +73,51 @@ def _philox_python(key: tuple[int, int], start: int, nblocks: int) -> list[int]:
     return out
 
 
+# Pyodide without NumPy: the same blocks computed by JavaScript (uint32 arithmetic with exact
+# 32 x 32 -> 64-bit products from 16-bit halves), ~50x faster than the Python loop; one FFI call
+# per draw. Checked word for word against philox4x32 (js-client/test/node/layers.test.mjs).
+_PHILOX_JS = r"""
+const M0 = 0xD2511F53, M1 = 0xCD9E8D57, W0 = 0x9E3779B9, W1 = 0xBB67AE85;
+function mulhilo(a, b, out, i) {  // out[i] = high word, out[i + 1] = low word of a * b
+  const a0 = a & 0xffff, a1 = a >>> 16, b0 = b & 0xffff, b1 = b >>> 16;
+  const lolo = a0 * b0, hilo = a1 * b0, lohi = a0 * b1, hihi = a1 * b1;
+  const mid = (lolo >>> 16) + (hilo & 0xffff) + (lohi & 0xffff);
+  out[i + 1] = ((mid << 16) | (lolo & 0xffff)) >>> 0;
+  out[i] = (hihi + (hilo >>> 16) + (lohi >>> 16) + (mid >>> 16)) >>> 0;
+}
+const out = new Uint32Array(4 * n), p = new Uint32Array(4);
+let lo = startLo >>> 0, hi = startHi >>> 0;
+for (let b = 0; b < n; b++) {
+  let c0 = lo, c1 = hi, c2 = 0, c3 = 0, k0 = key0 >>> 0, k1 = key1 >>> 0;
+  for (let r = 0; r < 10; r++) {
+    mulhilo(M0, c0, p, 0);
+    mulhilo(M1, c2, p, 2);
+    const n0 = (p[2] ^ c1 ^ k0) >>> 0, n2 = (p[0] ^ c3 ^ k1) >>> 0;
+    c1 = p[3]; c3 = p[1]; c0 = n0; c2 = n2;
+    k0 = (k0 + W0) >>> 0; k1 = (k1 + W1) >>> 0;
+  }
+  out[4 * b] = c0; out[4 * b + 1] = c1; out[4 * b + 2] = c2; out[4 * b + 3] = c3;
+  lo = (lo + 1) >>> 0;
+  if (lo === 0) hi = (hi + 1) >>> 0;
+}
+return out;
+"""
+_PHILOX_JS_FN: list[Any] = []
+
+
+def _philox_js(key: tuple[int, int], start: int, nblocks: int) -> list[int] | None:
+    """The blocks from JavaScript in Pyodide (None elsewhere, or for tiny draws)."""
+    if sys.platform != "emscripten" or nblocks < 64:
+        return None
+    if not _PHILOX_JS_FN:
+        import js
+
+        _PHILOX_JS_FN.append(js.Function.new("key0", "key1", "startLo", "startHi", "n",
+                                             _PHILOX_JS))
+    words = _PHILOX_JS_FN[0](key[0], key[1], start & _MASK32, (start >> 32) & _MASK32, nblocks)
+    return words.to_py().tolist()
+
+
 def _has_numpy() -> bool:
     try:
         import numpy  # noqa: F401
@@ -117,7 +163,10 @@ class Generator:
             self._counter += nblocks
         if _has_numpy():
             return _philox_numpy(self._key, start, nblocks)[:n]
-        return _philox_python(self._key, start, nblocks)[:n]
+        words = _philox_js(self._key, start, nblocks)
+        if words is None:
+            words = _philox_python(self._key, start, nblocks)
+        return words[:n]
 
     def _uniform_host(self, n: int, dtype: D.DType) -> Any:
         """n floats in [0, 1) as a NumPy float64 array (or a list)."""

@@ -1,7 +1,8 @@
-// The demo: the model trains in the worker (Python + TF.js) while this thread keeps animating.
-// A progress callback from Python runs here on the main thread (synchronously through
-// SharedArrayBuffer + Atomics when the page is cross-origin isolated). We record the longest gap
-// between animation frames while the worker computes.
+// The demo: a small network (tb.layers) trains in the worker (Python + TF.js) while this thread
+// keeps animating and draws the loss live. fit() progress callbacks (onBatchEnd, onEpochEnd)
+// run here on the main thread; the worker posts them and goes on training (fire and forget), so
+// drawing never slows training. We record the longest gap between animation frames while the
+// worker computes.
 import { loadTensorBridge } from "../src/index.js";
 
 const $ = (id) => document.getElementById(id);
@@ -16,61 +17,100 @@ function frame(t) {
 }
 requestAnimationFrame(frame);
 
-const losses = [];
-function draw() {
-  const c = $("plot").getContext("2d");
-  c.clearRect(0, 0, 420, 200);
-  c.strokeStyle = "#3a5bd9"; c.lineWidth = 2; c.beginPath();
-  const max = Math.max(...losses, 1e-9);
-  losses.forEach((l, i) => {
-    const x = 10 + (400 * i) / Math.max(losses.length - 1, 1), y = 190 - 180 * (l / max);
-    if (i) c.lineTo(x, y); else c.moveTo(x, y);
-  });
-  c.stroke();
+// -- the data: two interleaved spirals (binary classification), made here in JS ---------------
+function spirals(n, seed = 1) {
+  let s = seed;
+  const rand = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const x = new Float32Array(2 * n), y = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const label = i % 2, r = 0.15 + 0.85 * rand(), a = 1.8 * Math.PI * r + label * Math.PI;
+    x[2 * i] = r * Math.cos(a) + 0.04 * (rand() - 0.5);
+    x[2 * i + 1] = r * Math.sin(a) + 0.04 * (rand() - 0.5);
+    y[i] = label;
+  }
+  return { x, y };
 }
+
+// -- the chart: batch losses (thin), epoch losses (dots), validation loss (dashed) -------------
+const batchLoss = [], epochLoss = [], valLoss = [];
+let steps = 1, dirty = false;
+function draw() {
+  dirty = false;
+  const cv = $("plot"), c = cv.getContext("2d"), W = cv.width, H = cv.height;
+  c.clearRect(0, 0, W, H);
+  const all = [...batchLoss.map((p) => p[1]), ...valLoss.map((p) => p[1])];
+  const max = Math.max(...all, 1e-9);
+  const px = (i) => 30 + ((W - 40) * i) / Math.max(steps, 1);
+  const py = (l) => H - 20 - ((H - 30) * l) / max;
+  c.strokeStyle = "#889"; c.lineWidth = 1; c.beginPath();
+  c.moveTo(30, 10); c.lineTo(30, H - 20); c.lineTo(W - 10, H - 20); c.stroke();
+  c.fillStyle = "#556"; c.font = "11px system-ui";
+  c.fillText(max.toFixed(2), 2, 14); c.fillText("0", 18, H - 20);
+  c.fillText("batches →", W - 70, H - 6);
+  const line = (pts, color, width, dash = []) => {
+    c.strokeStyle = color; c.lineWidth = width; c.setLineDash(dash); c.beginPath();
+    pts.forEach(([i, l], k) => (k ? c.lineTo(px(i), py(l)) : c.moveTo(px(i), py(l))));
+    c.stroke(); c.setLineDash([]);
+  };
+  line(batchLoss, "#9fb0ec", 1);
+  line(valLoss, "#d9803a", 2, [5, 4]);
+  line(epochLoss, "#3a5bd9", 2);
+  c.fillStyle = "#3a5bd9";
+  for (const [i, l] of epochLoss) { c.beginPath(); c.arc(px(i), py(l), 3, 0, 7); c.fill(); }
+}
+const redraw = () => { if (!dirty) { dirty = true; requestAnimationFrame(draw); } };
 
 try {
   const tb = await loadTensorBridge();
   $("boot").textContent = `${tb.info.bootMs.toFixed(0)} ms`;
   $("mode").textContent = tb.info.mode === "worker+sab"
-    ? "synchronous (SharedArrayBuffer + Atomics)" : "asynchronous (awaited promise)";
+    ? "events from the worker; stop flag in shared memory (cross-origin isolated)"
+    : "events from the worker (postMessage)";
+  const n = 600, epochs = 30, batchSize = 32;
+  const { x, y } = spirals(n);
+  const model = await tb.layers.sequential({ layers: [
+    tb.layers.dense({ units: 32, activation: "tanh", inputShape: [2] }),
+    tb.layers.dense({ units: 32, activation: "tanh" }),
+    tb.layers.dense({ units: 1, activation: "sigmoid" })] });
+  await model.compile({ optimizer: tb.train.adam(0.02), loss: "binaryCrossentropy",
+    metrics: ["accuracy"] });
+  const perEpoch = Math.ceil((n * 0.8) / batchSize);
+  steps = epochs * perEpoch;
   $("status").textContent = "training…";
-  const train = await tb.runPython(`
-def train(progress, steps=300, n=2000, d=20):
-    g = tb.random.Generator(0)
-    X = g.normal((n, d))
-    w_true = g.normal((d,))
-    y = tb.cast(X @ w_true > 0.0, "float32")
-    w = tb.zeros((d,))
-    def loss(w):
-        z = X @ w
-        return tb.mean(tb.softplus(z) - y * z)
-    vg = tb.value_and_grad(loss)
-    for i in range(steps):
-        with tb.tidy():
-            v, gw = vg(w)
-            w = tb.keep(w - 0.5 * gw)
-            if i % 10 == 0:
-                progress(i / steps, float(v))
-    return float(loss(w))
-train`);
+  let batches = 0, epochsDone = 0, acc = NaN;
   measuring = true;
   const t0 = performance.now();
-  const final = await train((frac, loss) => {
-    $("bar").firstElementChild.style.width = `${(100 * frac).toFixed(1)}%`;
-    losses.push(loss);
-    draw();
-    return true;
-  });
+  const history = await model.fit({ data: x, shape: [n, 2] }, { data: y, shape: [n, 1] }, {
+    epochs, batchSize, validationSplit: 0.2, shuffle: true, seed: 0,
+    callbacks: {
+      onBatchEnd: (batch, logs) => {
+        batchLoss.push([batches++, logs.loss]);
+        redraw();
+      },
+      onEpochEnd: (epoch, logs) => {
+        epochsDone = epoch + 1;
+        epochLoss.push([batches, logs.loss]);
+        valLoss.push([batches, logs.val_loss]);
+        acc = logs.val_accuracy;
+        $("bar").firstElementChild.style.width = `${((100 * epochsDone) / epochs).toFixed(1)}%`;
+        $("epoch").textContent = `${epochsDone} / ${epochs}`;
+        $("loss").textContent = `${logs.loss.toFixed(4)} (validation ${logs.val_loss.toFixed(4)})`;
+        $("acc").textContent = `${(100 * acc).toFixed(1)} %`;
+        redraw();
+      },
+    } });
+  const trainMs = performance.now() - t0;
   measuring = false;
+  draw();
+  const final = history.history.loss.at(-1);
   const longest = Math.max(...gaps);
   $("bar").firstElementChild.style.width = "100%";
-  $("loss").textContent = final.toFixed(5);
   $("gap").textContent = `${longest.toFixed(1)} ms over ${gaps.length} frames`;
-  $("status").textContent = `done in ${(performance.now() - t0).toFixed(0)} ms`;
-  Object.assign(result, { done: true, final, longestGapMs: longest, frames: gaps.length,
-    trainMs: performance.now() - t0, bootMs: tb.info.bootMs, mode: tb.info.mode,
-    callbacks: losses.length });
+  $("status").textContent = `done: ${epochs} epochs, ${batches} batches in ${trainMs.toFixed(0)} ms`;
+  Object.assign(result, { done: true, final, valAccuracy: acc, longestGapMs: longest,
+    frames: gaps.length, trainMs, bootMs: tb.info.bootMs, mode: tb.info.mode,
+    callbacks: batchLoss.length + epochLoss.length, batchPoints: batchLoss.length,
+    epochPoints: epochLoss.length, steps });
 } catch (e) {
   $("status").textContent = `failed: ${e.message}`;
   Object.assign(result, { done: true, error: String(e.stack || e) });

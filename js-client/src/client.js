@@ -3,6 +3,8 @@
 // Values cross as tensorbridge.bridge descriptors (wire.js <-> bridge/js_host.py): Python objects
 // are handles in the bridge's handle table, errors are the bridge's Error descriptors.
 
+import { makeLayers } from "./layers.js";
+import { makePpl } from "./ppl.js";
 import {
   Codec, Kwargs, TensorBridgeError, TYPED, isTypedArray, kHandle, kSym,
 } from "./wire.js";
@@ -149,7 +151,22 @@ export class TensorBridge {
     }
     this.sub = this.subtract; this.mul = this.multiply; this.div = this.divide;
     this.pow = this.power; this.neg = this.negative;
+    this.Tensor = Tensor;
+    this._nextEvents = 1;
+    ({ layers: this.layers, train: this.train } = makeLayers(this));  // layers.js
+    ({ ppl: this.ppl, mcmc: this.mcmc } = makePpl(this));  // ppl.js
   }
+
+  // Event channels: Python sends progress to `listener(text)` without waiting for it (fit,
+  // mcmc); _stopEvents raises the channel's stop flag that Python polls.
+  _openEvents(listener) {
+    const ch = this._nextEvents++;
+    this.channel.listen(ch, listener);
+    return ch;
+  }
+
+  _stopEvents(ch) { return this.channel.stop?.(ch) ?? false; }
+  _closeEvents(ch) { this.channel.unlisten?.(ch); }
 
   /** Keyword arguments for an op or a Python call: tb.sum(x, tb.kw({axis: 1})). */
   kw(obj) { return new Kwargs(obj); }

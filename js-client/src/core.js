@@ -6,6 +6,12 @@
 const DTYPES = new Set(["float32", "float64", "int32", "int64", "bool"]);
 
 const BOOT_PY = `
+import importlib.util as _ilu, sys as _sys
+if _ilu.find_spec("numpy") is None:
+    # NumPy is absent: the runtime probes for it with \`import numpy\` in hot paths (index plans,
+    # batches), and a failed import searches the file system each time (~0.5 ms in Pyodide).
+    # None in sys.modules makes the probe fail at once (loading NumPy later: del this entry).
+    _sys.modules["numpy"] = None
 import tensorbridge as tb
 from tensorbridge.bridge import js_host as _js_host
 from tensorbridge.runtime.backends import tfjs_backend as _tfjs
@@ -27,7 +33,7 @@ export class Core {
   /** Boot: Pyodide (from a local indexURL) and TF.js in parallel, then the runtime. `js` is
    * the JS half the bridge calls (functions and objects Python holds). */
   static async boot({ loadPyodide, tf, indexURL, tfBackend = "wasm", backend = "tfjs",
-    packages = [], setWasmPaths, stdout, stderr, js } = {}) {
+    packages = [], setWasmPaths, stdout, stderr, js, events } = {}) {
     const t0 = performance.now();
     const tfReady = (async () => {
       if (setWasmPaths) setWasmPaths();
@@ -43,6 +49,8 @@ export class Core {
     await tfReady;
     const core = new Core(pyodide, tf, { backend });
     pyodide.registerJsModule("_tensorbridge_tf", tf);
+    // progress events to JS (fire and forget) and stop flags from JS: see bridge/js_layers.py
+    if (events) pyodide.registerJsModule("_tensorbridge_events", events);
     const ns = pyodide.globals.get("dict")();
     pyodide.runPython(BOOT_PY, { globals: ns });
     const install = ns.get("_js_host").install;

@@ -8,6 +8,8 @@ import { DisposedError, Tensor, TensorBridge, TensorBridgeError } from "./client
 import { Kwargs, packTagged, reviveError, unpackTagged } from "./wire.js";
 
 export { DisposedError, Kwargs, Tensor, TensorBridge, TensorBridgeError };
+export { History, LayerSpec, OptimizerSpec } from "./layers.js";
+export { Draws } from "./ppl.js";
 
 const isNode = typeof process !== "undefined" && !!process.versions?.node
   && typeof window === "undefined";
@@ -26,9 +28,25 @@ export async function loadTensorBridge(options = {}) {
 
 /** Pyodide in this thread: requests go straight to the core. */
 class InProcessChannel {
-  constructor() { this.core = null; this.codec = null; this.mode = "in-process"; }
+  constructor() {
+    this.core = null; this.codec = null; this.mode = "in-process";
+    this.listeners = new Map();  // event channel id -> listener(text)
+    this.stops = new Set();  // channels asked to stop
+  }
   request(op, args) { return this.core[op](...args); }
   close() {}
+
+  // Event channels (fit progress, sampler progress): Python emits, the listener runs at once
+  // (same thread); a stop flag is read by Python at its next check.
+  listen(ch, fn) { this.listeners.set(ch, fn); this.stops.delete(ch); }
+  unlisten(ch) { this.listeners.delete(ch); this.stops.delete(ch); }
+  stop(ch) { this.stops.add(ch); return true; }
+  events() {
+    return {
+      emit: (ch, text) => { this.listeners.get(ch)?.(text); },
+      aborted: (ch) => this.stops.has(ch),
+    };
+  }
 
   /** The JS half the bridge calls: JS functions and objects Python holds live in the codec. */
   jsHalf() {
@@ -77,7 +95,7 @@ async function loadNode(options) {
   const channel = new InProcessChannel();
   const core = await Core.boot({ loadPyodide, tf, indexURL, tfBackend: options.tfBackend
     ?? "wasm", backend: options.backend ?? "tfjs", stdout: options.stdout,
-    stderr: options.stderr, js: channel.jsHalf() });
+    stderr: options.stderr, js: channel.jsHalf(), events: channel.events() });
   channel.core = core;
   const tb = new TensorBridge(channel, { mode: "node", bootMs: performance.now() - t0,
     ...core.timings, tfBackend: tf.getBackend() });
@@ -96,7 +114,7 @@ async function loadInPage(options) {
   const tfjsURL = options.tfjsURL ?? new URL("tfjs/", base).href;
   const channel = new InProcessChannel();
   const core = await Core.boot({ loadPyodide, tf, indexURL, tfBackend: options.tfBackend
-    ?? "wasm", backend: options.backend ?? "tfjs", js: channel.jsHalf(),
+    ?? "wasm", backend: options.backend ?? "tfjs", js: channel.jsHalf(), events: channel.events(),
   setWasmPaths: () => tf.wasm?.setWasmPaths?.(tfjsURL) });
   channel.core = core;
   const tb = new TensorBridge(channel, { mode: "page", bootMs: performance.now() - t0,
@@ -118,15 +136,20 @@ async function loadInPage(options) {
 // byte 40 the call's arguments (doubles when they are all numbers, else packed text + side
 // buffers, see wire.js), then the packed answer.
 const SAB_HEAD = 40;
+const STOP_WORDS = 256;  // stop flags of event channels (channel id modulo this)
 const hasWaitAsync = typeof Atomics.waitAsync === "function";
 
 class WorkerChannel {
-  constructor(worker, sab) {
+  constructor(worker, sab, stopSab = null) {
     this.worker = worker;
     this.next = 1;
     this.pending = new Map();
     this.codec = null;
     this.sab = sab;
+    // event channels: progress arrives as {type: "event"} messages (the worker never waits for
+    // the page); stop flags are words of a second SharedArrayBuffer (isolated pages only)
+    this.listeners = new Map();
+    this.stopWords = stopSab ? new Int32Array(stopSab) : null;
     if (sab) {
       this.ctl = new Int32Array(sab, 0, 4);
       this.f64 = new Float64Array(sab, 16, 1);
@@ -192,6 +215,7 @@ class WorkerChannel {
         return;
       }
       case "cb": return this.onCallback(m);
+      case "event": this.listeners.get(m.ch)?.(m.text); return;
       case "releases":  // JS functions / objects Python dropped (sent after the replies)
         for (const [kind, id] of m.items) {
           if (kind === 0) this.codec.release(id); else this.codec.releaseObject(id);
@@ -245,6 +269,18 @@ class WorkerChannel {
     }
   }
 
+  listen(ch, fn) {
+    this.listeners.set(ch, fn);
+    if (this.stopWords) Atomics.store(this.stopWords, ch % STOP_WORDS, 0);
+  }
+  unlisten(ch) { this.listeners.delete(ch); }
+  /** Raise channel ch's stop flag; false where the worker cannot see it (not isolated). */
+  stop(ch) {
+    if (!this.stopWords) return false;
+    Atomics.store(this.stopWords, ch % STOP_WORDS, 1);
+    return true;
+  }
+
   /** KeyboardInterrupt in the worker's Python at its next check (needs shared memory). */
   interrupt() {
     if (!this.interruptWord) return false;
@@ -268,7 +304,8 @@ async function loadWorker(options) {
     !== "undefined";
   const sab = isolated && options.syncCallbacks !== false
     ? new SharedArrayBuffer(SAB_HEAD + (options.callbackBytes ?? 1 << 20)) : null;
-  const channel = new WorkerChannel(worker, sab);
+  const stopSab = sab ? new SharedArrayBuffer(4 * STOP_WORDS) : null;
+  const channel = new WorkerChannel(worker, sab, stopSab);
   const ready = new Promise((resolve, reject) => {
     worker.onerror = (e) => reject(new Error(`tensorbridge worker failed: ${e.message}`));
     channel.pending.set(0, { resolve, reject });
@@ -276,7 +313,7 @@ async function loadWorker(options) {
   worker.postMessage({ id: 0, boot: {
     indexURL: options.indexURL ?? new URL("pyodide/", base).href,
     tfjsURL: options.tfjsURL ?? new URL("tfjs/", base).href,
-    tfBackend: options.tfBackend ?? "wasm", backend: options.backend ?? "tfjs", sab,
+    tfBackend: options.tfBackend ?? "wasm", backend: options.backend ?? "tfjs", sab, stopSab,
     wake: hasWaitAsync ? "waitAsync" : "message" } });
   const timings = await ready;
   return new TensorBridge(channel, { mode: channel.mode, bootMs: performance.now() - t0,

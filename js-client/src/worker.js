@@ -100,6 +100,14 @@ const jsHalf = {
   releaseObject: (id) => released(1, id),
 };
 
+// Event channels (bridge/js_layers.py): progress goes to the page as a message and Python goes
+// on at once; stop flags are words of a SharedArrayBuffer the page writes (isolated pages).
+let stopWords = null;
+const events = {
+  emit: (ch, text) => postMessage({ type: "event", ch, text }),
+  aborted: (ch) => (stopWords ? Atomics.load(stopWords, ch % stopWords.length) !== 0 : false),
+};
+
 async function loadScript(url) {
   // UMD build in the worker's global scope (module workers have no importScripts)
   const text = await (await fetch(url)).text();
@@ -121,9 +129,10 @@ async function boot(opts) {
     numArgs = new Float64Array(sab, 40, MAX_NUM_ARGS);
     wake = opts.wake;
   }
+  if (opts.stopSab) stopWords = new Int32Array(opts.stopSab);
   core = await Core.boot({ loadPyodide, tf, indexURL: opts.indexURL, tfBackend: opts.tfBackend,
     backend: opts.backend, setWasmPaths: () => tf.wasm.setWasmPaths(opts.tfjsURL),
-    js: jsHalf });
+    js: jsHalf, events });
   if (sab) core.py.setInterruptBuffer(new Int32Array(sab, 32, 1));  // tb.interrupt()
   return { ...core.timings, tfBackend: tf.getBackend(), callbacks: sab ? "sync" : "async" };
 }

@@ -180,12 +180,12 @@ def _concat(values: list[Any], batched: list[bool], size: int, *, prim: Primitiv
 def _batched_plan(plan: Any, shape: tuple[int, ...]) -> Any:
     """The index plan for (B, *shape) that applies ``plan`` to every example, or None when
     NumPy's placement of advanced-index dimensions would move the batch axis."""
-    import numpy as np
-
-    from ..ops.indexing import IndexPlan
+    from ..ops.indexing import IndexArray, IndexPlan
 
     idx = plan.numpy_index
-    advanced = [i for i, k in enumerate(idx) if isinstance(k, np.ndarray)]
+    # index arrays: NumPy's, or IndexArray where NumPy is absent (Pyodide)
+    advanced = [i for i, k in enumerate(idx) if isinstance(k, IndexArray)
+                or type(k).__name__ == "ndarray"]
     if advanced and advanced != list(range(advanced[0], advanced[-1] + 1)):
         return None  # separated advanced indices go to the front: use the loop
     return IndexPlan((slice(None), *idx), shape)

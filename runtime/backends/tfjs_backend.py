@@ -205,6 +205,13 @@ class TfjsBackend(Backend):
             _lifetime.record(t)
         return t
 
+    def compile(self, fn: Any) -> Any:
+        """Staged like NumPy (``staging.py``): the kernel calls are recorded once per input
+        signature and replayed on raw host ids (a training step: ~1.8x faster in Pyodide)."""
+        from ..staging import StagedFunction
+
+        return StagedFunction(fn, self)
+
     def storage_dtype(self, dtype: Any) -> str:
         """The TF.js dtype that holds a runtime dtype (float64 -> 'float32')."""
         return STORAGE[D.as_dtype(dtype)]
@@ -255,6 +262,11 @@ class TfjsBackend(Backend):
         """The host id of a tensor's TF.js tensor (JS reads data from the host directly)."""
         return tensor._raw().id
 
+    def to_buffer(self, raw: Any) -> memoryview:
+        """The values in their TF.js storage type (float64 as float32, int64 as int32, bool as
+        uint8), flat, as a memoryview (a copy): host bytes without NumPy or Python lists."""
+        return self.host.read(raw.id).to_py()
+
     def to_list(self, raw: Any) -> Any:
         flat = self.host.read(raw.id).to_py().tolist()
         kind = raw.dtype.kind
@@ -303,6 +315,7 @@ def _from_values(values: list[Any], shape: tuple[int, ...], dt: DType) -> TfjsAr
 
 
 _HOST: Any = None
+_TF: Any = None  # the TF.js namespace given to install() (kernels defined elsewhere use it)
 _BACKEND: TfjsBackend | None = None
 
 
@@ -316,7 +329,7 @@ def install(tf: Any, *, name: str = NAME, default: bool = False) -> TfjsBackend:
 
     Calling it again returns the existing backend (one host per interpreter).
     """
-    global _HOST, _free, _sc, _BACKEND
+    global _HOST, _TF, _free, _sc, _BACKEND
     import js
     from pyodide.ffi import create_proxy
 
@@ -329,7 +342,7 @@ def install(tf: Any, *, name: str = NAME, default: bool = False) -> TfjsBackend:
     host = js.Function.new("tf", HOST_JS)(tf)
     sc = array("i", bytes(4 * SCRATCH_INTS))
     host.set_scratch(create_proxy(sc))
-    _HOST, _free, _sc = host, host.free, sc
+    _HOST, _TF, _free, _sc = host, tf, host.free, sc
     _register_kernels(host, name)
     backend = TfjsBackend(host)
     _BACKEND = backend

@@ -4,6 +4,7 @@ from .bijectors import Bijector, Constraint, biject_to, greater_than, interval, 
 from .families import Family
 from .model import Model, calculate, distribution, make_distribution, model
 from .nodes import GraphNode, LazyArray, as_data, variable
+from .simulate import simulate
 
 __all__ = [
     "Bijector",
@@ -23,6 +24,7 @@ __all__ = [
     "model",
     "normal",
     "real",
+    "simulate",
     "variable",
 ]
 

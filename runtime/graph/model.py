@@ -12,6 +12,7 @@ straight-line program on NumPy, a ``tf.function`` on TensorFlow).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,9 @@ from ..autodiff.api import value_and_grad
 from ..autodiff.batching import vmap
 from ..compile import function
 from ..tensor import Tensor
+from .bijectors import Bijector
 from .families import Family
+from .logit import softplus_stable
 from .nodes import (
     DataNode,
     DistributionNode,
@@ -231,9 +234,9 @@ class Model:
         return ops.concat(pieces) if len(pieces) > 1 else pieces[0]
 
     def _as_free(self, free: Any) -> Tensor:
-        from ..ops.creation import tensor
+        from ..ppl.array_namespace import to_tensor  # NumPy arrays, or pure ones without NumPy
 
-        free = tensor(free, dtype=self.dtype, backend=self.backend) if not isinstance(
+        free = to_tensor(free, dtype=self.dtype, backend=self.backend) if not isinstance(
             free, Tensor) else free
         if free.shape[-1:] != (self.n_free,) or free.ndim not in (1, 2):
             raise ValueError(
@@ -252,6 +255,8 @@ class Model:
         logdet = 0.0
         for v, piece in zip(self.variables, self._split(free)):
             values[v] = v.bijector.forward(piece)
+            if _is_identity(v.bijector):
+                continue  # log |det J| = 0: no terms in the compiled program
             logdet = logdet + ops.sum(v.bijector.log_det_jacobian(piece))
         needed = _ancestors(wanted, stop=set())
         remaining = {n: 0 for n in self.order}
@@ -277,14 +282,47 @@ class Model:
                 values.pop(p, None)
 
     def _log_density_one(self, free: Any, adjusted: bool = True) -> Any:
+        logit = self._logit_terms()
         wanted = [t for d in self.distributions for t in (d.target, *d.parents)]
+        wanted += [eta for eta, _ in logit.values()]
         values, logdet = self._values(free, wanted)
         total = logdet if adjusted else 0.0
         for d in self.distributions:
-            total = total + ops.sum(d.log_prob(values))
+            term = logit.get(d)
+            if term is None:
+                total = total + ops.sum(d.log_prob(values))
+            else:  # minus the sum: no negation of every element (nor of its cotangent)
+                total = total - ops.sum(softplus_stable(term[1] * values[term[0]]))
         if not isinstance(total, Tensor):
             total = ops.full((), float(total), self.dtype, self.backend)
         return total
+
+    def _logit_terms(self) -> dict[DistributionNode, tuple[GraphNode, Tensor]]:
+        """Bernoulli data whose probability is ``sigmoid(eta)`` of the model: {distribution:
+        (eta, 1 - 2y)}, evaluated on the logit scale (see ``logit.py``)."""
+        terms = self.__dict__.get("_logit")
+        if terms is not None:
+            return terms
+        from ..ppl.array_namespace import NAME, np, to_tensor
+
+        terms = {}
+        for d in self.distributions:
+            prob = d.param_args.get("prob")
+            if (d.family.name != "bernoulli" or not isinstance(prob, OperationNode)
+                    or prob.prim.name != "sigmoid" or prob.params
+                    or not isinstance(prob.args[0], GraphNode)
+                    or not isinstance(d.target, DataNode)):
+                continue
+            # the data are constants: reading them does not tie a staged program to values
+            ref = d.target.reference
+            raw = ref._raw_unchecked()
+            y = np.asarray(raw if NAME == "numpy" else ref.backend.to_list(raw), dtype=np.float64)
+            if not np.all((y == 0.0) | (y == 1.0)):
+                continue  # the general density gives such values probability zero
+            eta = prob.args[0]
+            terms[d] = (eta, to_tensor(1.0 - 2.0 * y, dtype=eta.dtype, backend=self.backend))
+        self.__dict__["_logit"] = terms
+        return terms
 
     def log_density(self, free: Any, adjusted: bool = True) -> Tensor:
         """Joint log density at a free state [n] (scalar) or a batch [batch, n] ([batch]).
@@ -307,13 +345,56 @@ class Model:
     def log_density_and_grad(self, free: Any, adjusted: bool = True) -> tuple[Tensor, Tensor]:
         """Log density and its gradient with respect to the free state ([n] or [batch, n])."""
         free = self._as_free(free)
-        key = f"ldg{int(adjusted)}{free.ndim}"
+        return self._ldg_function(adjusted, free.ndim)(free)
+
+    def _ldg_function(self, adjusted: bool, ndim: int) -> Callable[..., Any]:
+        key = f"ldg{int(adjusted)}{ndim}"
         fn = self._compiled.get(key)
         if fn is None:
             vg = value_and_grad(lambda f: self._log_density_one(f, adjusted))
-            fn = function(vmap(vg) if free.ndim == 2 else vg)
+            # compiled for the model's backend directly (what ``function`` would pick for the
+            # free state), so that the raw path below can reach the staged program
+            fn = self.backend.compile(vmap(vg) if ndim == 2 else vg)
             self._compiled[key] = fn
-        return fn(free)
+        return fn
+
+    def compiled_target(self, batch: int) -> Callable[[Any], tuple[Any, Any]]:
+        """The samplers' hot path: adjusted log density and gradient for ``batch`` free states as
+        a function on NumPy float64 arrays, ``[batch, n] -> ([batch], [batch, n])``.
+
+        On NumPy it calls the staged program itself on raw arrays: no Tensor objects, tree
+        flattening, signature lookup or dispatch per call (that wrapping cost as much as a small
+        model's whole gradient). Other backends (and signatures that cannot be staged) go
+        through :meth:`log_density_and_grad`. The returned arrays must not be modified.
+        """
+        from ..ppl.array_namespace import NAME, np, to_host
+
+        key = f"raw{batch}"
+        fn = self._compiled.get(key)
+        if fn is not None:
+            return fn
+        staged = self._ldg_function(True, 2)
+        program: Callable[..., Any] | None = None
+        traced = False
+
+        def slow(q: Any) -> tuple[Any, Any]:
+            lp, g = self.log_density_and_grad(q)
+            return to_host(lp, np.float64), to_host(g, np.float64)
+
+        def target(q: Any) -> tuple[Any, Any]:
+            nonlocal program, traced
+            if program is not None:
+                return program(q)
+            out = slow(q)
+            if not traced and q.shape == (batch, self.n_free):
+                traced = True  # the first call traced the staged program: look it up once
+                raw = getattr(staged, "raw_program", None)
+                if raw is not None and self.dtype.name == "float64" and NAME == "numpy":
+                    program = raw(self._as_free(q))
+            return out
+
+        self._compiled[key] = target
+        return target
 
     # -- names and initial values -------------------------------------------------------------
     def derived_targets(self) -> list[OperationNode]:
@@ -339,9 +420,8 @@ class Model:
 
     def check_initial_values(self, values: dict[Any, Any], chain: int = 0) -> Any:
         """Free state [n] (as NumPy) for initial values, naming any value off its support."""
-        import numpy as np
-
         from ..ops.creation import tensor
+        from ..ppl.array_namespace import np, to_host
 
         by_node = {node_of(k): val for k, val in values.items()}
         pieces = []
@@ -364,13 +444,11 @@ class Model:
                     f"initial_values: variable '{name}' has values {x.tolist()} outside its "
                     f"support {v.constraint}"
                 )
-            pieces.append(np.asarray(v.bijector.inverse(x).numpy(), dtype=np.float64).ravel())
+            pieces.append(to_host(v.bijector.inverse(x), np.float64).ravel())
         return np.concatenate(pieces) if pieces else np.zeros(0)
 
     def describe_infinite_density(self, free: Any) -> str:
         """Which distribution terms are not finite at ``free``, named by target and variables."""
-        import numpy as np
-
         free_t = self._as_free(free)
         wanted = [t for d in self.distributions for t in (d.target, *d.parents)]
         values, _ = self._values(free_t, wanted)
@@ -378,7 +456,7 @@ class Model:
         bad = []
         for d in self.distributions:
             lp = float(ops.sum(d.log_prob(values)))
-            if not np.isfinite(lp):
+            if not math.isfinite(lp):
                 involved = sorted({names[n] for n in _ancestors([d.target, *d.parents],
                                                                 stop=set())
                                    if n in names})
@@ -478,9 +556,7 @@ def _calculate_over_draws(targets: Any, draws: Any) -> Any:
     The variables needed are looked up in the draws by name; all draws are evaluated in one
     vectorised pass (``vmap``), not a Python loop.
     """
-    import numpy as np
-
-    from ..ops.creation import tensor
+    from ..ppl.array_namespace import np, to_host, to_tensor
     from ..pytree import tree_flatten, tree_unflatten
 
     leaves, td = tree_flatten(targets)
@@ -488,25 +564,33 @@ def _calculate_over_draws(targets: Any, draws: Any) -> Any:
     variables = [n for n in _ancestors(nodes, stop=set()) if isinstance(n, VariableNode)]
     by_name = {}
     for v in variables:
-        if v.name is None or v.name not in draws.values:
+        name = draws.node_names.get(v) or v.name
+        if name is None or name not in draws.values:
             raise ValueError(
                 f"values: the draws have no values for variable {v.label()}; they hold "
                 f"{', '.join(draws.values)}"
             )
-        by_name[v] = draws.values[v.name]
+        by_name[v] = draws.values[name]
     chains, n_draws = draws.chains, draws.n_draws
     order = sorted(by_name, key=lambda n: n.id)
-    stacked = [tensor(np.asarray(by_name[v]).reshape(chains * n_draws, *v.shape),
-                      dtype=v.dtype, backend=v.reference.backend) for v in order]
+    stacked = [to_tensor(np.asarray(by_name[v]).reshape(chains * n_draws, *v.shape),
+                         dtype=v.dtype, backend=v.reference.backend) for v in order]
 
     def one(*vals: Any) -> Any:
         return [calculate(_lazy(n), values={_lazy(v): x for v, x in zip(order, vals)})
                 for n in nodes]
 
-    out = vmap(one)(*stacked) if stacked else [calculate(_lazy(n)) for n in nodes]
-    arrays = [np.asarray(o.numpy()).reshape(chains, n_draws, *n.shape)
-              for o, n in zip(out, nodes)]
+    if stacked:
+        arrays = [to_host(o).reshape(chains, n_draws, *n.shape)
+                  for o, n in zip(vmap(one)(*stacked), nodes)]
+    else:  # no variable involved: the same value at every draw
+        arrays = [np.zeros((chains, n_draws, *n.shape)) + to_host(calculate(_lazy(n)))
+                  for n in nodes]
     return tree_unflatten(td, arrays)
+
+
+def _is_identity(bijector: Any) -> bool:
+    return type(bijector) is Bijector and bijector.constraint.kind == "real"
 
 
 def _ancestors(nodes: Sequence[GraphNode], stop: set[GraphNode]) -> set[GraphNode]:

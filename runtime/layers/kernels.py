@@ -4,7 +4,8 @@
 the scatter-add of rows as its gradient. The core ``take`` builds an index plan from the index
 *values* on the host, which a staged training step cannot do (the values change every batch);
 these kernels take the indices as a tensor argument, so the lookup is staged like any op.
-Kernels exist for ``numpy`` and ``tensorflow``; another backend adds its own with
+Kernels exist for ``numpy``, ``tensorflow`` and ``tfjs`` (TF.js inside Pyodide, written in JS
+below and evaluated once next to the tfjs kernel host); another backend adds its own with
 ``tb.register_kernel(backend, "layers.gather_rows", fn)`` (and ``"layers.scatter_add_rows"``).
 """
 
@@ -354,3 +355,150 @@ def sparse_softmax_cross_entropy(labels: Tensor, logits: Tensor,
     if labels.dtype.kind != "i" or tuple(labels.shape) != tuple(logits.shape[:-1]):
         return None
     return bind(_sce, (logits, labels), {"reduce": reduce})
+
+
+# -- tfjs (TF.js inside Pyodide: the JS runs next to the tfjs backend's kernel host) -----------
+# Each kernel is one FFI call: the host's tensors are looked up by id, the result is registered
+# with the host (``H.adopt`` writes its shape into the shared scratch) and wrapped as a
+# TfjsArray. Computed in float32 (TF.js has no float64, see tfjs_backend).
+_TFJS_SRC = r"""
+"use strict";
+const get = H.get, put = H.adopt;
+const sc = (v) => tf.scalar(v, "float32");
+const val = (id, v) => (id > 0 ? get(id) : sc(v));
+const stackPut = (f) => put(tf.tidy(() => tf.stack(f())));
+return {
+  gather(t, i) { return put(tf.gather(get(t), get(i), 0)); },
+  scatter(u, i, numRows) {
+    const upd = get(u), idx = get(i);
+    return put(tf.tidy(() => {
+      const n = idx.size, tail = upd.shape.slice(idx.rank);
+      if (n === 0) return tf.zeros([numRows, ...tail], upd.dtype);
+      const rows = tf.reshape(upd, [n, ...tail]);
+      return tf.scatterND(tf.reshape(idx, [n, 1]), rows, [numRows, ...tail]);
+    }));
+  },
+  adam(p, g, m, v, aId, aVal, b1, b2, eps) {
+    return stackPut(() => {
+      const P = get(p), G = get(g), M = get(m), V = get(v);
+      const m2 = tf.add(M, tf.mul(tf.sub(G, M), sc(1 - b1)));
+      const v2 = tf.add(V, tf.mul(tf.sub(tf.mul(G, G), V), sc(1 - b2)));
+      const step = tf.div(tf.mul(val(aId, aVal), m2), tf.add(tf.sqrt(v2), sc(eps)));
+      return [tf.sub(P, step), m2, v2];
+    });
+  },
+  sgd(p, g, vel, lrId, lrVal, mu, nesterov) {
+    return stackPut(() => {
+      const step = tf.mul(val(lrId, lrVal), get(g));
+      const v2 = tf.sub(tf.mul(get(vel), sc(mu)), step);
+      const P = get(p);
+      return [nesterov ? tf.add(P, tf.sub(tf.mul(v2, sc(mu)), step)) : tf.add(P, v2), v2];
+    });
+  },
+  rmsprop(p, g, sq, lrId, lrVal, rho, eps) {
+    return stackPut(() => {
+      const G = get(g);
+      const s2 = tf.add(tf.mul(get(sq), sc(rho)), tf.mul(tf.mul(G, G), sc(1 - rho)));
+      const step = tf.div(tf.mul(val(lrId, lrVal), G), tf.sqrt(tf.add(s2, sc(eps))));
+      return [tf.sub(get(p), step), s2];
+    });
+  },
+  labelRange(l) {  // [min, max] of the labels (empty: [0, 0])
+    const x = get(l);
+    if (x.size === 0) return [0, 0];
+    return tf.tidy(() => [tf.min(x).dataSync()[0], tf.max(x).dataSync()[0]]);
+  },
+  sce(z, l, mean) {
+    const Z = get(z), L = get(l), depth = Z.shape[Z.rank - 1];
+    return put(tf.tidy(() => {
+      const z2 = tf.reshape(Z, [-1, depth]), lab = tf.reshape(L, [-1]);
+      if (lab.size === 0) return mean ? tf.scalar(0, Z.dtype) : tf.zeros(L.shape, Z.dtype);
+      const picked = tf.sum(tf.mul(z2, tf.oneHot(tf.cast(lab, "int32"), depth)), 1);
+      const loss = tf.sub(tf.logSumExp(z2, 1), picked);
+      return mean ? tf.mean(loss) : tf.reshape(loss, L.shape);
+    }));
+  },
+  sceGrad(z, l, g, mean) {
+    const Z = get(z), L = get(l), G = get(g), depth = Z.shape[Z.rank - 1];
+    return put(tf.tidy(() => {
+      const z2 = tf.reshape(Z, [-1, depth]), n = z2.shape[0];
+      const d = tf.sub(tf.softmax(z2), tf.oneHot(tf.cast(tf.reshape(L, [-1]), "int32"), depth));
+      const scaled = mean ? tf.mul(d, tf.div(G, sc(Math.max(n, 1))))
+        : tf.mul(d, tf.reshape(G, [-1, 1]));
+      return tf.reshape(scaled, Z.shape);
+    }));
+  },
+};
+"""
+_TFJS: list[Any] = []  # [the JS kernel object, tfjs_backend], made on first use
+
+
+def _tfjs() -> tuple[Any, Any]:
+    if not _TFJS:
+        import js
+
+        from ..backends import tfjs_backend as tb_
+
+        if tb_._HOST is None:
+            raise RuntimeError("tfjs backend: not installed")
+        _TFJS.extend([js.Function.new("H", "tf", _TFJS_SRC)(tb_._HOST, tb_._TF), tb_])
+    return _TFJS[0], _TFJS[1]
+
+
+def _scalar_arg(x: Any) -> tuple[int, float]:
+    """(host id, 0.0) for a tfjs buffer, (0, value) for a Python number."""
+    return (x.id, 0.0) if hasattr(x, "id") else (0, float(x))
+
+
+def _tfjs_gather(table: Any, indices: Any) -> Any:
+    k, be = _tfjs()
+    return be._out(k.gather(table.id, indices.id), table.dtype)
+
+
+def _tfjs_scatter(updates: Any, indices: Any, *, num_rows: int) -> Any:
+    k, be = _tfjs()
+    return be._out(k.scatter(updates.id, indices.id, int(num_rows)), updates.dtype)
+
+
+def _tfjs_adam(p: Any, g: Any, m: Any, v: Any, alpha: Any, *, beta_1: float, beta_2: float,
+               epsilon: float) -> Any:
+    k, be = _tfjs()
+    return be._out(k.adam(p.id, g.id, m.id, v.id, *_scalar_arg(alpha), float(beta_1),
+                          float(beta_2), float(epsilon)), p.dtype)
+
+
+def _tfjs_sgd_momentum(p: Any, g: Any, vel: Any, lr: Any, *, momentum: float,
+                       nesterov: bool) -> Any:
+    k, be = _tfjs()
+    return be._out(k.sgd(p.id, g.id, vel.id, *_scalar_arg(lr), float(momentum),
+                         bool(nesterov)), p.dtype)
+
+
+def _tfjs_rmsprop(p: Any, g: Any, sq: Any, lr: Any, *, rho: float, epsilon: float) -> Any:
+    k, be = _tfjs()
+    return be._out(k.rmsprop(p.id, g.id, sq.id, *_scalar_arg(lr), float(rho),
+                             float(epsilon)), p.dtype)
+
+
+def _tfjs_sparse_ce(z: Any, labels: Any, *, reduce: str) -> Any:
+    k, be = _tfjs()
+    depth = z.shape[-1]
+    lo, hi = k.labelRange(labels.id).to_py()
+    if lo < 0 or hi >= depth:
+        raise ValueError(f"labels: class ids must be in [0, {depth}), got values in "
+                         f"[{int(lo)}, {int(hi)}]")
+    return be._out(k.sce(z.id, labels.id, reduce == "mean"), z.dtype)
+
+
+def _tfjs_sparse_ce_grad(z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
+    k, be = _tfjs()
+    return be._out(k.sceGrad(z.id, labels.id, g.id, reduce == "mean"), z.dtype)
+
+
+register_kernel("tfjs", GATHER, _tfjs_gather)
+register_kernel("tfjs", SCATTER, _tfjs_scatter)
+register_kernel("tfjs", ADAM, _tfjs_adam)
+register_kernel("tfjs", SGD_MOMENTUM, _tfjs_sgd_momentum)
+register_kernel("tfjs", RMSPROP, _tfjs_rmsprop)
+register_kernel("tfjs", SPARSE_CE, _tfjs_sparse_ce)
+register_kernel("tfjs", SPARSE_CE_GRAD, _tfjs_sparse_ce_grad)

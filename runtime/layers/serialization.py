@@ -160,11 +160,29 @@ def _encode(t: Tensor) -> bytes:
         return np.ascontiguousarray(arr, dtype=np.dtype(np_dt or arr.dtype).newbyteorder(
             "<")).tobytes()
     except ImportError:  # pragma: no cover - Pyodide without NumPy
-        flat = _flatten(t.tolist())
-        a = array.array(code, [int(v) for v in flat] if code in "iqB" else flat)
+        a = _host_array(t, code)
+        if a is None:
+            flat = _flatten(t.tolist())
+            a = array.array(code, [int(v) for v in flat] if code in "iqB" else flat)
         if sys.byteorder == "big":
             a.byteswap()
         return a.tobytes()
+
+
+def _host_array(t: Tensor, code: str) -> array.array | None:
+    """The values as an ``array`` of ``code`` straight from the backend's buffer, where the
+    backend hands one out (``to_buffer``: the tfjs backend's storage, a memoryview); None
+    elsewhere. No Python list of the values is made."""
+    reader = getattr(t.backend, "to_buffer", None)
+    if reader is None:
+        return None
+    view = reader(t._raw())
+    fmt = view.format.lstrip("@=<")
+    if fmt == code:
+        a = array.array(code)
+        a.frombytes(view.cast("B"))
+        return a
+    return array.array(code, view.cast(fmt) if view.ndim != 1 else view)
 
 
 def _flatten(x: Any) -> list[Any]:
@@ -206,6 +224,12 @@ def _decode(buf: bytes, entry: dict[str, Any], backend: Any) -> Tensor:
         a.frombytes(buf[off:off + nbytes])
         if sys.byteorder == "big":
             a.byteswap()
+        if dt != "bool":  # the array itself as the host values: no Python list of them
+            from ..backends import get_backend
+            from ..ops.creation import HostList
+
+            be = get_backend(backend)
+            return be.from_host(HostList(a, shape, D.as_dtype(dt)), D.as_dtype(dt), copy=False)
         values = [bool(v) for v in a] if dt == "bool" else list(a)
         t = tensor(values, dtype=dt, backend=backend) if values else tensor(
             [], dtype=dt, backend=backend)

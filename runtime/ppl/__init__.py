@@ -1,7 +1,11 @@
 """The probabilistic layer: distributions, MCMC (NUTS and HMC with adaptation, chains batched
-along a leading dimension), diagnostics and draws, MAP optimisation."""
+along a leading dimension), diagnostics and draws, MAP optimisation.
+
+Inference keeps its host-side bookkeeping in NumPy, or in pure Python where NumPy is absent
+(Pyodide): see ``array_namespace``."""
 
 from . import distributions
+from .diagnostics import ess_bulk, ess_tail, rhat
 from .distributions import (
     bernoulli,
     beta,
@@ -28,17 +32,9 @@ from .distributions import (
     uniform,
     weibull,
 )
+from .draws import Draws
+from .optimize import OptResult, opt
+from .sampler import hmc, mcmc, nuts
 
-__all__ = ["distributions", *distributions.DISTRIBUTIONS]
-
-try:  # inference keeps its bookkeeping in NumPy; distributions and models work without it
-    from .diagnostics import ess_bulk, ess_tail, rhat
-    from .draws import Draws
-    from .optimize import OptResult, opt
-    from .sampler import hmc, mcmc, nuts
-
-    __all__ += ["Draws", "OptResult", "ess_bulk", "ess_tail", "hmc", "mcmc", "nuts", "opt",
-                "rhat"]
-except ModuleNotFoundError as _e:  # pragma: no cover - Pyodide without NumPy
-    if _e.name != "numpy":
-        raise
+__all__ = ["Draws", "OptResult", "distributions", "ess_bulk", "ess_tail", "hmc", "mcmc", "nuts",
+           "opt", "rhat", *distributions.DISTRIBUTIONS]

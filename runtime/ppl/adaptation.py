@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from .array_namespace import np
 from .hamiltonian import PhasePoint, Target, hamiltonian, leapfrog
 
 __all__ = ["DualAveraging", "WindowSchedule", "Welford", "find_reasonable_step"]

@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from .array_namespace import NAME, np
 
 __all__ = ["ess_bulk", "ess_tail", "rhat", "split_chains", "z_scale"]
 
 
 def _ndtri(p: np.ndarray) -> np.ndarray:
-    """Inverse of the standard normal CDF (SciPy's when available)."""
-    try:
-        from scipy.special import ndtri
+    """Inverse of the standard normal CDF (SciPy's when available, with NumPy arrays)."""
+    if NAME == "numpy":
+        try:
+            from scipy.special import ndtri
 
-        return ndtri(p)
-    except ImportError:  # pragma: no cover - Acklam's rational approximation + Newton step
-        return _ndtri_fallback(p)
+            return ndtri(p)
+        except ImportError:  # pragma: no cover
+            pass
+    # Acklam's rational approximation + Newton step
+    return _ndtri_fallback(p)
 
 
 def _ndtri_fallback(p: np.ndarray) -> np.ndarray:
@@ -132,22 +135,21 @@ def _ess(x: np.ndarray) -> float:
     rho_odd = 1.0 - (mean_var - acov[:, 1].mean()) / var_plus
     rho[1] = rho_odd
     t = 1
-    while t < n - 4 and rho_even + rho_odd > 0:
+    while t < n - 3 and rho_even + rho_odd > 0:
         rho_even = 1.0 - (mean_var - acov[:, t + 1].mean()) / var_plus
         rho_odd = 1.0 - (mean_var - acov[:, t + 2].mean()) / var_plus
         if rho_even + rho_odd >= 0:
             rho[t + 1] = rho_even
             rho[t + 2] = rho_odd
         t += 2
-    max_t = t - 2 if rho_even + rho_odd < 0 else t
+    last = t - 1  # index of the last even lag examined
+    if rho_even > 0:  # Stan's improved estimate: less variance for antithetic chains
+        rho[last] = rho_even
     # initial monotone sequence
-    t = 1
-    while t <= max_t - 2:
-        if rho[t + 1] + rho[t + 2] > rho[t - 1] + rho[t]:
-            rho[t + 1] = (rho[t - 1] + rho[t]) / 2
-            rho[t + 2] = rho[t + 1]
-        t += 2
-    tau = -1.0 + 2.0 * rho[: max_t + 1].sum() + (rho[max_t + 1] if max_t + 1 < n else 0.0)
+    for k in range(2, last - 1, 2):
+        if rho[k] + rho[k + 1] > rho[k - 2] + rho[k - 1]:
+            rho[k] = rho[k + 1] = (rho[k - 2] + rho[k - 1]) / 2
+    tau = -1.0 + 2.0 * rho[:last].sum() + rho[last]
     tau = max(tau, 1.0 / math.log10(m * n))
     return float(m * n / tau)
 
@@ -159,6 +161,6 @@ def ess_bulk(x: np.ndarray) -> float:
 
 def ess_tail(x: np.ndarray) -> float:
     """Tail effective sample size: min over the 5% and 95% quantile indicators."""
-    s = split_chains(x)
-    q05, q95 = np.quantile(s, [0.05, 0.95])
-    return min(_ess((s <= q05).astype(np.float64)), _ess((s <= q95).astype(np.float64)))
+    x = np.asarray(x, dtype=np.float64)
+    q05, q95 = np.quantile(x, [0.05, 0.95])  # of every draw, before splitting (as Stan)
+    return min(_ess(split_chains(x <= q05)), _ess(split_chains(x <= q95)))

@@ -6,8 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import numpy as np
-
+from .array_namespace import np
 from .diagnostics import ess_bulk, ess_tail, rhat
 
 __all__ = ["Draws", "Summary"]
@@ -75,6 +74,8 @@ class Draws:
         self.stats = stats  # (chains, draws) each: accept_stat, n_leapfrog, divergent, ...
         self.warmup = warmup or {}
         self.interrupted = interrupted
+        # variable node -> its name here; set by mcmc so calculate() finds unnamed variables
+        self.node_names: dict[Any, str] = {}
 
     @property
     def chains(self) -> int:
@@ -120,9 +121,10 @@ class Draws:
         rows = []
         for label, x in self.scalar_columns():
             x = np.asarray(x, dtype=np.float64)
-            q = np.quantile(x, quantiles)
+            empty = x.size == 0  # interrupted before the first kept draw
+            q = [float("nan")] * 3 if empty else np.quantile(x, quantiles)
             rows.append((label, {
-                "mean": float(x.mean()),
+                "mean": float("nan") if empty else float(x.mean()),
                 "sd": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
                 "q5": float(q[0]), "q50": float(q[1]), "q95": float(q[2]),
                 "rhat": rhat(x) if self.n_draws >= 4 else float("nan"),
@@ -131,11 +133,24 @@ class Draws:
             }))
         return Summary(rows, self.divergences, self.n_draws, self.chains)
 
-    def to_arviz(self) -> Any:
-        """An ``arviz.InferenceData`` with the posterior and sampler statistics."""
+    def to_arviz(self, coords: dict[str, Any] | None = None,
+                 dims: dict[str, list[str]] | None = None) -> Any:
+        """An ``arviz.InferenceData``: the posterior (``chain``, ``draw`` and each variable's
+        axes, named ``<variable>_dim_<k>`` unless ``dims``/``coords`` say otherwise) and the
+        sampler statistics under ArviZ's names (``acceptance_rate``, ``n_steps``,
+        ``tree_depth``, ``diverging``, ``energy``, ``lp``, ``step_size``)."""
         import arviz as az
 
-        sample_stats = {k: v for k, v in self.stats.items()}
-        if "divergent" in sample_stats:
-            sample_stats["diverging"] = sample_stats.pop("divergent")
-        return az.from_dict(posterior=dict(self.values), sample_stats=sample_stats)
+        renames = {"accept_stat": "acceptance_rate", "n_leapfrog": "n_steps",
+                   "divergent": "diverging"}
+        sample_stats = {renames.get(k, k): np.asarray(v) for k, v in self.stats.items()}
+        if "diverging" in sample_stats:
+            sample_stats["diverging"] = sample_stats["diverging"].astype(bool)
+        step = self.warmup.get("step_size")
+        if step is not None:  # fixed after warmup: one value per chain, repeated per draw
+            sample_stats["step_size"] = np.broadcast_to(
+                np.asarray(step, dtype=np.float64).reshape(-1, 1),
+                (self.chains, self.n_draws)).copy()
+        return az.from_dict(posterior=dict(self.values), sample_stats=sample_stats,
+                            coords=coords, dims=dims,
+                            attrs={"inference_library": "tensorbridge"})

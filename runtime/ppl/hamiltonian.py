@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
+from .array_namespace import np
 
 __all__ = ["PhasePoint", "Target", "kinetic", "leapfrog"]
 

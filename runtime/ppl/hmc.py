@@ -3,8 +3,7 @@ Metropolis correction, for every chain at once."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from .array_namespace import np
 from .hamiltonian import PhasePoint, Target, hamiltonian, leapfrog
 from .nuts import TransitionStats
 

@@ -6,17 +6,45 @@ checked across the whole tree and across neighbouring subtrees.
 All chains advance in lockstep along a leading batch dimension: every doubling builds a subtree
 of the same depth for each chain still going (in its own random direction), and per-chain masks
 freeze chains that have stopped. One gradient evaluation serves the whole batch.
+
+The bookkeeping is arranged for small per-step cost, since for small models it costs as much as
+the gradient: each doubling draws its uniforms in one block (row 0 the direction, row 1 the
+progressive sample, row 2 + k the k-th subtree merge in post-order, so a chain's decisions use
+its own column whatever the other chains do); multinomial proposals are leaf numbers, not copies
+of phase points, gathered once at the end; per-leaf statistics are reduced once per transition;
+the two ends of the tree are packed ``[q | p | grad | M^-1 p]`` rows, selected per chain with
+one ``where``; a subtree whose chains have all stopped is not integrated.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from .hamiltonian import PhasePoint, Target, hamiltonian, leapfrog
+from .array_namespace import np
+from .hamiltonian import PhasePoint, Target, hamiltonian
 
 __all__ = ["TransitionStats", "nuts_transition"]
+
+try:  # NumPy's ufunc methods cost half a np.sum call; the pure-Python namespace lacks them
+    _rowsum = np.add.reduce
+    _all_rows = np.logical_and.reduce
+
+    def _nan_to_ninf(x: np.ndarray) -> np.ndarray:
+        return np.fmax(x, -np.inf)  # one call: fmax drops the NaN
+except AttributeError:  # pragma: no cover - exercised with the pure-Python array namespace
+    def _rowsum(x, axis):  # type: ignore[no-redef]
+        return np.sum(x, axis=axis)
+
+    def _all_rows(x, axis):  # type: ignore[no-redef]
+        return np.all(x, axis=axis)
+
+    def _nan_to_ninf(x):  # type: ignore[no-redef]
+        return np.where(np.isnan(x), -np.inf, x)
+
+# when a full tree's leaves could hold more numbers than this (state size x 2^max_depth), leaves
+# no proposal refers to are freed as the tree grows (O(depth) live leaves instead of O(2^depth));
+# below it every leaf is kept, which is cheaper than that bookkeeping
+_PRUNE_SIZE = 1 << 22
 
 
 @dataclass
@@ -28,128 +56,214 @@ class TransitionStats:
     energy: np.ndarray  # [B] Hamiltonian at the start
 
 
-@dataclass
-class _Subtree:
-    z_end: PhasePoint  # the last point integrated (far end)
-    z_propose: PhasePoint  # the multinomial sample within the subtree
-    ps_beg: np.ndarray  # velocities (M^-1 p) at the near and far ends
-    ps_end: np.ndarray
-    rho: np.ndarray  # sum of momenta
-    p_beg: np.ndarray  # momenta at the near and far ends
-    p_end: np.ndarray
-    log_weight: np.ndarray  # log sum of exp(H0 - H) over the subtree's points
-    valid: np.ndarray  # no divergence and no internal U-turn
+class _Tree:
+    """A subtree: its multinomial proposal (a leaf number per chain, or one int for all), the
+    log of its summed weights exp(H0 - H), validity (no divergence, no internal U-turn), the sum
+    of its momenta and the momenta and velocities M^-1 p at its near (beg) and far (end) ends."""
+
+    __slots__ = ("idx", "log_w", "p_beg", "p_end", "ps_beg", "ps_end", "rho", "valid")
+
+    def __init__(self, idx, log_w, valid, rho, p_beg, ps_beg, p_end, ps_end) -> None:
+        self.idx, self.log_w, self.valid, self.rho = idx, log_w, valid, rho
+        self.p_beg, self.ps_beg, self.p_end, self.ps_end = p_beg, ps_beg, p_end, ps_end
 
 
-def _criterion(ps_minus: np.ndarray, ps_plus: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    return (np.sum(ps_plus * rho, axis=1) > 0) & (np.sum(ps_minus * rho, axis=1) > 0)
+def _no_uturn(ps: tuple, rho: tuple) -> np.ndarray:
+    """Per chain: ``ps[k] . rho[k] > 0`` for every k — Stan's generalised criterion is
+    ``ps_minus . rho > 0 and ps_plus . rho > 0`` per checked span; one product, one sum."""
+    return _all_rows(_rowsum(np.array(ps) * np.array(rho), 2) > 0, 0)
 
 
 class _Builder:
-    def __init__(self, target: Target, inv_metric: np.ndarray, step: np.ndarray, h0: np.ndarray,
-                 rng: np.random.Generator, max_delta_h: float) -> None:
+    """Integrates and merges subtrees from the current far end of the tree (``q``, ``p``,
+    ``g``), recording every leaf and the per-leaf statistics."""
+
+    def __init__(self, target: Target, inv_metric: np.ndarray, h0: np.ndarray,
+                 max_delta_h: float, z0: PhasePoint, max_depth: int) -> None:
         self.target = target
         self.inv_metric = inv_metric
-        self.step = step
         self.h0 = h0
-        self.rng = rng
-        self.max_delta_h = max_delta_h
-        b = h0.shape[0]
-        self.n_leapfrog = np.zeros(b, dtype=np.int64)
-        self.sum_metro = np.zeros(b)
-        self.divergent = np.zeros(b, dtype=bool)
+        self.min_log_w = -max_delta_h  # divergent: H - H0 > max_delta_h
+        self.leaves: list[tuple | None] = [(z0.q, z0.p, z0.logp, z0.grad)]  # (q, p, logp, g)
+        self.log_ws: list[np.ndarray] = []  # per leaf: H0 - H
+        self.actives: list[np.ndarray] = []  # per leaf: the chains it counts for
+        self.prune = (z0.q.size << max_depth) > _PRUNE_SIZE
+        self.q = self.p = self.g = z0.q
+        self.half_e = self.e_inv = z0.q
+        self.log_u = z0.logp
+        self.merge = 0
 
-    def build(self, depth: int, z: PhasePoint, sign: np.ndarray, active: np.ndarray) -> _Subtree:
+    def start(self, near: np.ndarray, half_e: np.ndarray, e_inv: np.ndarray,
+              log_u: np.ndarray) -> None:
+        """Begin a subtree from the packed end ``near`` with signed half steps ``half_e``
+        [B, 1], position increments per unit momentum ``e_inv`` [B, n] and the doubling's
+        log-uniforms."""
+        n = self.inv_metric.shape[1]
+        self.q, self.p, self.g = near[:, :n], near[:, n:2 * n], near[:, 2 * n:3 * n]
+        self.half_e, self.e_inv = half_e, e_inv
+        self.log_u = log_u
+        self.merge = 1  # row 0 of log_u is the top-level progressive sample
+
+    def build(self, depth: int, active: np.ndarray) -> _Tree:
         if depth == 0:
-            return self._leaf(z, sign, active)
-        init = self.build(depth - 1, z, sign, active)
+            return self._leaf(active)
+        lo = len(self.leaves)
+        init = self.build(depth - 1, active)
         active_final = active & init.valid
-        final = self.build(depth - 1, init.z_end, sign, active_final)
-        log_weight = np.logaddexp(init.log_weight, final.log_weight)
-        with np.errstate(invalid="ignore"):
-            take_final = np.log(self.rng.uniform(size=sign.shape)) < (
-                final.log_weight - log_weight)
-        z_propose = final.z_propose.select(take_final, init.z_propose)
+        if not active_final.any():
+            # every chain still counting stopped in the first half: like Stan, do not integrate
+            # the second (nor merge: the enclosing subtrees stop too, so no later row is read)
+            return _Tree(init.idx, init.log_w, active_final, init.rho, init.p_beg, init.ps_beg,
+                         init.p_end, init.ps_end)
+        final = self.build(depth - 1, active_final)
+        log_w = np.logaddexp(init.log_w, final.log_w)
+        take = self.log_u[self.merge] < final.log_w - log_w
+        self.merge += 1
+        idx = np.where(take, final.idx, init.idx)
         rho = init.rho + final.rho
-        persist = _criterion(init.ps_beg, final.ps_end, rho)
-        persist &= _criterion(init.ps_beg, final.ps_beg, init.rho + final.p_beg)
-        persist &= _criterion(init.ps_end, final.ps_end, final.rho + init.p_end)
-        return _Subtree(final.z_end, z_propose, init.ps_beg, final.ps_end, rho, init.p_beg,
-                        final.p_end, log_weight, init.valid & final.valid & persist)
+        if depth == 1:
+            # two leaves: the three spans checked below are the same span
+            persist = _all_rows(_rowsum(np.array((init.ps_beg, final.ps_end)) * rho, 2) > 0, 0)
+        else:
+            r_beg = init.rho + final.p_beg
+            r_end = final.rho + init.p_end
+            persist = _no_uturn((init.ps_beg, final.ps_end, init.ps_beg, final.ps_beg,
+                                 init.ps_end, final.ps_end),
+                                (rho, rho, r_beg, r_beg, r_end, r_end))
+        if self.prune:
+            self._free(lo, idx)
+        return _Tree(idx, log_w, init.valid & final.valid & persist, rho, init.p_beg,
+                     init.ps_beg, final.p_end, final.ps_end)
 
-    def _leaf(self, z: PhasePoint, sign: np.ndarray, active: np.ndarray) -> _Subtree:
-        z_new = leapfrog(z, sign * self.step, self.inv_metric, self.target)
-        h = hamiltonian(z_new, self.inv_metric)
-        divergent = (h - self.h0) > self.max_delta_h
-        log_w = self.h0 - h  # -inf where h is infinite
-        self.n_leapfrog += active
-        with np.errstate(over="ignore"):
-            metro = np.where(log_w > 0, 1.0, np.exp(np.minimum(log_w, 0.0)))
-        self.sum_metro += np.where(active, metro, 0.0)
-        self.divergent |= active & divergent
-        ps = self.inv_metric * z_new.p
-        # arrays are never modified in place, so sharing them between fields is safe
-        return _Subtree(z_new, z_new, ps, ps, z_new.p, z_new.p, z_new.p, log_w,
-                        ~divergent)
+    def _leaf(self, active: np.ndarray) -> _Tree:
+        # one leapfrog step for every chain
+        half_e = self.half_e
+        p_half = self.p + half_e * self.g
+        q = self.q + self.e_inv * p_half
+        logp, g = self.target(q)
+        p = p_half + half_e * g
+        ps = self.inv_metric * p
+        # log weight H0 - H; a NaN energy is an infinitely bad point (so, divergent)
+        log_w = _nan_to_ninf(self.h0 - (0.5 * _rowsum(p * ps, 1) - logp))
+        self.q, self.p, self.g = q, p, g
+        idx = len(self.leaves)
+        self.leaves.append((q, p, logp, g))
+        self.log_ws.append(log_w)
+        self.actives.append(active)
+        return _Tree(idx, log_w, log_w >= self.min_log_w, p, p, ps, p, ps)
+
+    def _free(self, lo: int, idx: np.ndarray) -> None:
+        """Drop the leaves from ``lo`` on that the proposal ``idx`` does not use."""
+        keep = set(idx.tolist())
+        for j in range(lo, len(self.leaves)):
+            if j not in keep:
+                self.leaves[j] = None
+
+    def gather(self, idx: np.ndarray) -> PhasePoint:
+        """The phase point of leaf ``idx[b]`` for each chain b."""
+        rows = idx.tolist()
+        if rows.count(rows[0]) == len(rows):
+            return PhasePoint(*self.leaves[rows[0]])
+        picked = [self.leaves[r] for r in rows]
+        return PhasePoint(*(np.array([leaf[k][c] for c, leaf in enumerate(picked)])
+                            for k in range(4)))
+
+    def stats(self, depth: np.ndarray, max_delta_h: float) -> TransitionStats:
+        log_w = np.array(self.log_ws)  # [leaves, B]
+        active = np.array(self.actives)
+        n_leapfrog = _rowsum(active, 0).astype(np.int64)
+        # min(1, exp(H0 - H)), the Metropolis acceptance of each leaf
+        metro = np.where(active, np.exp(np.minimum(log_w, 0.0)), 0.0)
+        divergent = (active & (-log_w > max_delta_h)).any(axis=0)
+        accept = _rowsum(metro, 0) / np.maximum(n_leapfrog, 1)
+        return TransitionStats(accept, n_leapfrog, depth, divergent, self.h0)
 
 
 def nuts_transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target: Target,
                     rng: np.random.Generator, max_depth: int = 10,
                     max_delta_h: float = 1000.0) -> tuple[PhasePoint, TransitionStats]:
     """One NUTS transition for every chain; ``z0.p`` is ignored (momenta are resampled)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        # diverging trajectories overflow by design; they are flagged, not warned about
+        return _transition(z0, step, inv_metric, target, rng, max_depth, max_delta_h)
+
+
+def _transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target: Target,
+                rng: np.random.Generator, max_depth: int,
+                max_delta_h: float) -> tuple[PhasePoint, TransitionStats]:
     b, n = z0.q.shape
     p0 = rng.standard_normal((b, n)) / np.sqrt(inv_metric)
     z = PhasePoint(z0.q, p0, z0.logp, z0.grad)
     h0 = hamiltonian(z, inv_metric)
-    builder = _Builder(target, inv_metric, step, h0, rng, max_delta_h)
+    builder = _Builder(target, inv_metric, h0, max_delta_h, z, max_depth)
 
-    z_fwd = z_bck = z_sample = z
     ps0 = inv_metric * p0
-    p_minus = p_plus = p0
-    ps_minus = ps_plus = ps0
+    end0 = np.concatenate((z0.q, p0, z0.grad, ps0), axis=1)
+    ends = {True: end0, False: end0}  # packed [q | p | grad | M^-1 p] rows: forward, backward
     rho = p0
+    sample = np.zeros(b, dtype=np.int64)  # leaf 0 is the initial point
     log_weight = np.zeros(b)
     alive = np.ones(b, dtype=bool)
     depth = np.zeros(b, dtype=np.int64)
+    # signed half steps and position increments per direction, chosen per chain each doubling
+    e = step[:, None]
+    half_e = {True: 0.5 * e, False: -0.5 * e}
+    e_inv = {True: e * inv_metric, False: -e * inv_metric}
 
     for d in range(max_depth):
-        if not alive.any():
-            break
-        forward = rng.uniform(size=b) > 0.5
-        sign = np.where(forward, 1.0, -1.0)
-        start = z_fwd.select(forward, z_bck)
-        sub = builder.build(d, start, sign, alive)
+        u = rng.random((2 ** d + 1, b))
+        forward = u[0] > 0.5
+        log_u = np.log(u[1:])
+        n_fwd = int(forward.sum())
+        if n_fwd == b or n_fwd == 0:  # every chain extends the same way: no selection
+            way = n_fwd == b
+            near, far = ends[way], ends[not way]
+            builder.start(near, half_e[way], e_inv[way], log_u)
+        else:
+            way = None
+            f = forward[:, None]
+            near = np.where(f, ends[True], ends[False])
+            far = np.where(f, ends[False], ends[True])
+            builder.start(near, np.where(f, half_e[True], half_e[False]),
+                          np.where(f, e_inv[True], e_inv[False]), log_u)
+        sub = builder.build(d, alive)
         ok = alive & sub.valid
+        all_ok = bool(ok.all())
 
         # biased progressive sampling between the old tree and the new subtree
-        with np.errstate(invalid="ignore", over="ignore"):
-            take = np.log(rng.uniform(size=b)) < (sub.log_weight - log_weight)
-        z_sample = sub.z_propose.select(ok & take, z_sample)
-        new_log_weight = np.logaddexp(log_weight, sub.log_weight)
+        take = log_u[0] < sub.log_w - log_weight
+        sample = np.where(take if all_ok else ok & take, sub.idx, sample)
+        new_log_weight = np.logaddexp(log_weight, sub.log_w)
 
-        # no-U-turn across the merged tree and between old tree and subtree
-        f = forward[:, None]
-        near_p = np.where(f, p_plus, p_minus)
-        near_ps = np.where(f, ps_plus, ps_minus)
-        far_ps = np.where(f, ps_minus, ps_plus)
+        # no-U-turn across the merged tree and between the old tree and the subtree
+        near_p, near_ps, far_ps = near[:, n:2 * n], near[:, 3 * n:], far[:, 3 * n:]
         new_rho = rho + sub.rho
-        persist = _criterion(far_ps, sub.ps_end, new_rho)
-        persist &= _criterion(far_ps, sub.ps_beg, rho + sub.p_beg)
-        persist &= _criterion(near_ps, sub.ps_end, sub.rho + near_p)
+        r_beg = rho + sub.p_beg
+        r_end = sub.rho + near_p
+        persist = _no_uturn((far_ps, sub.ps_end, far_ps, sub.ps_beg, near_ps, sub.ps_end),
+                            (new_rho, new_rho, r_beg, r_beg, r_end, r_end))
 
-        upd = ok[:, None]
-        rho = np.where(upd, new_rho, rho)
-        log_weight = np.where(ok, new_log_weight, log_weight)
-        p_plus = np.where(upd & f, sub.p_end, p_plus)
-        ps_plus = np.where(upd & f, sub.ps_end, ps_plus)
-        p_minus = np.where(upd & ~f, sub.p_end, p_minus)
-        ps_minus = np.where(upd & ~f, sub.ps_end, ps_minus)
-        z_fwd = sub.z_end.select(ok & forward, z_fwd)
-        z_bck = sub.z_end.select(ok & ~forward, z_bck)
+        end = np.concatenate((builder.q, builder.p, builder.g, sub.ps_end), axis=1)
+        if all_ok:
+            rho, log_weight = new_rho, new_log_weight
+            if way is not None:
+                ends = {way: end, not way: ends[not way]}
+            else:
+                ends = {True: np.where(f, end, ends[True]), False: np.where(f, ends[False], end)}
+        else:
+            upd = ok[:, None]
+            rho = np.where(upd, new_rho, rho)
+            log_weight = np.where(ok, new_log_weight, log_weight)
+            if way is not None:  # only the end on the side extended moves
+                ends = {way: np.where(upd, end, ends[way]), not way: ends[not way]}
+            else:
+                ends = {True: np.where(upd & f, end, ends[True]),
+                        False: np.where(upd & ~f, end, ends[False])}
         depth += ok
         alive = ok & persist
+        if builder.prune:
+            builder._free(1, sample)
+        if not alive.any():
+            break
 
-    n_lf = np.maximum(builder.n_leapfrog, 1)
-    stats = TransitionStats(builder.sum_metro / n_lf, builder.n_leapfrog, depth,
-                            builder.divergent, h0)
-    return z_sample, stats
+    return builder.gather(sample), builder.stats(depth, max_delta_h)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from .array_namespace import np, to_host
 
 __all__ = ["OptResult", "opt"]
 
@@ -48,14 +48,14 @@ def opt(model: Any, optimiser: str = "lbfgs", initial_values: Any = None,
     def f(q: np.ndarray) -> tuple[float, np.ndarray]:
         lp, g = model.log_density_and_grad(q, adjusted=adjust)
         # minimise the negative log density
-        return -float(lp.numpy()), -np.asarray(g.numpy(), dtype=np.float64)
+        return -float(lp), -to_host(g, np.float64)
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         run = _lbfgs if optimiser == "lbfgs" else _adam
         x, fx, it, ok = run(f, x, max_iterations, tolerance, learning_rate)
     names = model.variable_names()
     values = model.constrain(x)
-    par = {nm: np.asarray(v.numpy()) for nm, v in zip(names, values.values())}
+    par = {nm: to_host(v) for nm, v in zip(names, values.values())}
     return OptResult(par, -fx, it, ok, x)
 
 

@@ -15,11 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..interrupts import safe_point
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
 from .adaptation import regularised_variance as _reg_var
+from .array_namespace import NAME, np, to_host, to_tensor
+from .blas import sampling_tuning
+from .chain_rng import PURPOSE_STEP_SEARCH, chain_rng, fresh_seed, restart
 from .draws import Draws
 from .hamiltonian import PhasePoint
 from .hmc import hmc_transition
@@ -90,7 +91,7 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
          sampler: SamplerConfig | None = None, initial_values: Any = None,
          seed: int | None = None, thin: int = 1, progress: bool | None = None,
          callback: Callable[[dict], Any] | None = None, callback_every: int = 50,
-         should_stop: Callable[[], bool] | None = None) -> Draws:
+         should_stop: Callable[[], bool] | None = None, n_cores: int | None = None) -> Draws:
     """Draw from the posterior of ``model`` (from :func:`tensorbridge.model`).
 
     ``sampler``: :func:`nuts` (default) or :func:`hmc`. ``initial_values``: None (uniform(-2, 2)
@@ -98,9 +99,27 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
     dicts, one per chain. ``progress``: a terminal progress bar (default: when stderr is a
     terminal). ``callback(info)`` is called every ``callback_every`` iterations with the phase,
     iteration and divergences (this is how R and JavaScript report progress).
+
+    ``n_cores`` (as greta's): run the chains in that many worker processes, each sampling its
+    share of the chains batched in lockstep, merged into one :class:`Draws`. Every chain draws
+    its random numbers from its own stream of ``seed``, so the same seed gives the same draws
+    whatever ``n_cores`` (up to floating-point differences between batch sizes in the model's
+    kernels). ``should_stop`` and Ctrl-C stop every worker and keep the draws taken so far.
     """
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        # divergent trajectories overflow by design; they are counted, not warned about
+    if seed is None:
+        seed = fresh_seed()  # one seed for every worker: chains stay distinct streams of it
+    if n_cores is not None and n_cores != 1:
+        from .parallel import run_parallel
+
+        return run_parallel(model, n_cores, n_samples=n_samples, warmup=warmup, chains=chains,
+                            sampler=sampler, initial_values=initial_values, seed=seed,
+                            thin=thin, progress=progress, callback=callback,
+                            callback_every=callback_every, should_stop=should_stop)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), \
+            sampling_tuning():
+        # divergent trajectories overflow by design; they are counted, not warned about. The
+        # chains' matrix products are too small for BLAS threads to pay, and their temporaries
+        # too large for glibc's default heap thresholds (see blas.py)
         return _run(model, n_samples, warmup, chains, sampler, initial_values, seed, thin,
                     progress, callback, callback_every, should_stop)
 
@@ -108,26 +127,33 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
 def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerConfig | None,
          initial_values: Any, seed: int | None, thin: int, progress: bool | None,
          callback: Callable[[dict], Any] | None, callback_every: int,
-         should_stop: Callable[[], bool] | None) -> Draws:
+         should_stop: Callable[[], bool] | None, chain_ids: list[int] | None = None) -> Draws:
     cfg = sampler or nuts()
     for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
                         ("thin", thin, 1)):
         if not isinstance(v, int) or v < lo:
             raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
-    rng = np.random.default_rng(seed)
+    # chain_ids: these chains' indices among all of the run's (worker processes run a share)
+    rng = chain_rng(seed, chains, chain_ids, np)
     n = model.n_free
 
-    def target(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lp, g = model.log_density_and_grad(q)
-        return np.asarray(lp.numpy(), dtype=np.float64), np.asarray(g.numpy(), dtype=np.float64)
+    if NAME == "numpy":
+        target = model.compiled_target(chains)  # raw NumPy in and out: the hot path
+    else:
 
-    q0 = _initial_free(model, chains, initial_values, rng, target)
+        def target(q: Any) -> tuple[Any, Any]:
+            lp, g = model.log_density_and_grad(to_tensor(q, dtype=model.dtype,
+                                                         backend=model.backend))
+            return to_host(lp, np.float64), to_host(g, np.float64)
+
+    q0 = _initial_free(model, chains, initial_values, rng, target, chain_ids)
     logp, grad = target(q0)
     z = PhasePoint(q0, np.zeros_like(q0), logp, grad)
     inv_metric = np.ones((chains, n))
     step = np.full(chains, cfg.step_size or 1.0)
     adapt_step = cfg.step_size is None
     if adapt_step:
+        restart(rng, 0, PURPOSE_STEP_SEARCH)
         step = find_reasonable_step(z, step, inv_metric, target, rng)
     dual = DualAveraging(step, cfg.target_accept)
     schedule = WindowSchedule(warmup)
@@ -159,6 +185,7 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
             except BaseException:  # a host's interrupt (bridge cancellation): keep the draws
                 interrupted = True
                 break
+            restart(rng, i)  # each chain's numbers depend on (seed, chain, i) only
             z, st = transition(z, step)
             if i < warmup:
                 warmup_divergences += int(st.divergent.sum())
@@ -170,6 +197,7 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
                     inv_metric = _reg_var(welford)
                     welford = Welford((chains, n))
                     if adapt_step:
+                        restart(rng, i + 1, PURPOSE_STEP_SEARCH)
                         step = find_reasonable_step(z, step, inv_metric, target, rng)
                         dual.restart(step)
                 if i == warmup - 1 and adapt_step:
@@ -195,6 +223,7 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
                   warmup={"step_size": step, "inv_metric": inv_metric,
                           "divergences": warmup_divergences},
                   interrupted=interrupted)
+    draws.node_names = dict(zip(model.variables, model.variable_names()))
     _trace_derived(model, draws)
     return draws
 
@@ -220,15 +249,14 @@ def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for nm, v, off in zip(names, model.variables, model.offsets):
         piece = flat[:, off:off + v.size]
-        from ..ops.creation import tensor
-
-        val = v.bijector.forward(tensor(piece, dtype=v.dtype, backend=model.backend))
-        out[nm] = np.asarray(val.numpy()).reshape(chains, draws, *v.shape)
+        val = v.bijector.forward(to_tensor(piece, dtype=v.dtype, backend=model.backend))
+        out[nm] = to_host(val).reshape(chains, draws, *v.shape)
     return out
 
 
 def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.Generator,
-                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                  chain_ids: list[int] | None = None) -> np.ndarray:
     n = model.n_free
     if initial_values is None:
         q = rng.uniform(-2.0, 2.0, size=(chains, n))
@@ -237,7 +265,9 @@ def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.G
             bad = ~(np.isfinite(lp) & np.all(np.isfinite(g), axis=1))
             if not bad.any():
                 return q
-            q[bad] = rng.uniform(-2.0, 2.0, size=(int(bad.sum()), n))
+            # every chain draws, so a chain's tries do not depend on the others' luck
+            fresh = rng.uniform(-2.0, 2.0, size=(chains, n))
+            q[bad] = fresh[bad]
         raise ValueError(
             "initial_values: could not find initial values with a finite log density in 100 "
             "random tries; give initial_values explicitly"
@@ -247,7 +277,9 @@ def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.G
         raise ValueError(f"initial_values: got {len(per_chain)} sets for {chains} chains")
     rows = []
     for c, vals in enumerate(per_chain):
-        rows.append(model.check_initial_values(vals, chain=c))
+        # unset variables draw from a stream of the chain's index in the whole run
+        rows.append(model.check_initial_values(vals, chain=c if chain_ids is None
+                                               else chain_ids[c]))
     q = np.stack(rows)
     lp, g = target(q)
     if not np.all(np.isfinite(lp)):

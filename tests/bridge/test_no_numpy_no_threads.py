@@ -242,3 +242,45 @@ def test_session_run_and_threadless_import():
         print(json.dumps([dispatch.THREADS, result, len(calls), timeout]))
     """)
     assert json.loads(out) == [False, [7, 7, 7], 3, True]
+
+
+def test_mcmc_and_summary_with_numpy_hidden_from_inference():
+    # CPython has no backend without NumPy (Pyodide's is tfjs), so NumPy stays importable for the
+    # kernels only: the probabilistic layer, the model graph and the random streams are refused
+    # it, as in Pyodide, and must fall back to pure-Python arrays and Philox.
+    out = _run("""
+        import builtins, json, sys
+        _import = builtins.__import__
+        HIDDEN_FROM = ("tensorbridge.runtime.ppl", "tensorbridge.runtime.graph",
+                       "tensorbridge.runtime.random")
+        refused = set()
+
+        def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+            importer = (globals or {}).get("__name__", "")
+            if level == 0 and name.split(".")[0] in ("numpy", "scipy") and \\
+                    importer.startswith(HIDDEN_FROM):
+                refused.add(importer)
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return _import(name, globals, locals, fromlist, level)
+
+        builtins.__import__ = guarded
+        import tensorbridge as tb
+        from tensorbridge.runtime.ppl import array_namespace
+
+        y = tb.as_data([1.2, 2.3, 0.7, 1.9, 1.4, 2.8, 0.3, 1.1])
+        mu = tb.normal(0.0, 10.0)
+        sd = tb.variable(lower=0.0)
+        tb.distribution(y, tb.normal(mu, sd))
+        m = tb.model(mu, sd)
+        draws = tb.mcmc(m, n_samples=200, warmup=200, chains=2, seed=1, progress=False)
+        text = repr(draws.summary())
+        print(text, file=sys.stderr)
+        print(json.dumps([array_namespace.NAME, type(draws["mu"]).__module__,
+                          list(draws["sd"].shape), draws["sd"].min() > 0,
+                          text.splitlines()[0].split()[:3], len(text.splitlines()),
+                          "tensorbridge.runtime.ppl.array_namespace" in refused,
+                          "tensorbridge.runtime.random" in refused,
+                          1.0 < draws.summary()["mu"]["mean"] < 2.0]))
+    """)
+    assert json.loads(out) == ["pure", "tensorbridge.runtime.ppl.pure_arrays", [2, 200], True,
+                               ["parameter", "mean", "sd"], 4, True, True, True]

@@ -45,4 +45,4 @@ def test_calculate_over_posterior_draws_is_vectorised() -> None:
     pred = tb.calculate(mu, values=draws)
     assert pred.shape == (2, 50, 40)
     want = np.einsum("nd,csd->csn", xv, draws["beta"])
-    np.testing.assert_allclose(pred, want, rtol=1e-12)
+    np.testing.assert_allclose(pred, want, rtol=1e-12, atol=1e-12)

@@ -309,7 +309,8 @@ _caught`))(() => { throw new RangeError("late"); });
     await p.close();
   });
 
-test("demo page: trains in the worker, main thread stays responsive, screenshot not blank",
+test("demo page: a tb.layers model trains in the worker, the loss chart is drawn live from "
+  + "fit callbacks, the main thread stays responsive, screenshot not blank",
   { timeout: 240000 }, async (t) => {
     const p = await page("/demo/");
     await p.waitForFunction(() => window.demoResult?.done, null, { timeout: 200000 });
@@ -317,6 +318,10 @@ test("demo page: trains in the worker, main thread stays responsive, screenshot 
     assert.equal(r.error, undefined, `${r.error}\n${p.logs.join("\n")}`);
     assert.ok(r.final < 0.35, `final loss ${r.final}`);
     assert.ok(r.callbacks >= 20, "progress callbacks reached the main thread");
+    // every onBatchEnd / onEpochEnd event of fit() reached the page and became a chart point
+    assert.equal(r.batchPoints, r.steps, `${r.batchPoints} batch points of ${r.steps}`);
+    assert.equal(r.epochPoints, 30);
+    assert.ok(r.valAccuracy > 0.9, `validation accuracy ${r.valAccuracy}`);
     assert.ok(r.frames > 10, "the page kept rendering frames while the worker trained");
     t.diagnostic(`boot ${r.bootMs.toFixed(0)} ms, training ${r.trainMs.toFixed(0)} ms, `
       + `longest frame gap ${r.longestGapMs.toFixed(1)} ms over ${r.frames} frames (${r.mode})`);
@@ -331,7 +336,7 @@ test("demo page: trains in the worker, main thread stays responsive, screenshot 
       for (let i = 0; i < px.length; i += 4) if (px[i] < 200) ink++;
       return { data: ink };
     });
-    assert.ok(data > 200, `loss curve has ${data} inked pixels`);
+    assert.ok(data > 400, `loss curve has ${data} inked pixels`);
     const size = fs.statSync(png).size;
     assert.ok(size > 10000, `screenshot is ${size} bytes`);
     await p.close();

@@ -103,12 +103,12 @@ def _unknown(x: Any) -> bool:
 
 
 def _host(x: Any) -> Any:
-    import numpy as np
+    from ..array_namespace import np, to_host  # NumPy, or pure-Python arrays without it
 
     if isinstance(x, LazyArray):
-        return np.asarray(x.node.reference.numpy(), dtype=np.float64)
+        return to_host(x.node.reference, np.float64)
     if isinstance(x, Tensor):
-        return np.asarray(x.numpy(), dtype=np.float64)
+        return to_host(x, np.float64)
     return np.asarray(x, dtype=np.float64)
 
 
@@ -122,7 +122,7 @@ _CHECKS = {
 
 def _validate(family: Any, params: dict[str, Any]) -> None:
     """Check parameters that are known now (constants and data) against the family's needs."""
-    import numpy as np
+    from ..array_namespace import np
 
     for name, value in params.items():
         if _unknown(value):
@@ -167,7 +167,7 @@ def _make(family: Any, params: dict[str, Any], dim: Any = None, truncation: Any 
 # -- univariate continuous ------------------------------------------------------------------------
 def uniform(min: Any, max: Any, dim: Any = None) -> LazyArray:
     """Uniform on [min, max]; as a prior min and max must be fixed scalars."""
-    import numpy as np
+    from ..array_namespace import np
 
     fixed = not (_unknown(min) or _unknown(max))
     if fixed and not np.all(_host(min) < _host(max)):

@@ -647,11 +647,11 @@ class Pareto(Univariate):
         if self.fixed and math.prod(b.shape) == 1:
             return greater_than(float(b.item()))
         if self.fixed:
-            import numpy as np
+            from ..array_namespace import np, to_host  # NumPy, or pure arrays without it
 
-            vals = np.asarray(b.numpy())
-            if vals.size and np.all(vals == vals.flat[0]):
-                return greater_than(float(vals.flat[0]))
+            vals = to_host(b).ravel()
+            if vals.size and np.all(vals == vals[0]):
+                return greater_than(float(vals[0]))
         return observed_only("as a prior, pareto(a, b) needs a fixed scale b (one value)")
 
     def log_prob(self, value: Any, *, a: Any, b: Any) -> Any:

@@ -1,0 +1,135 @@
+"""The JavaScript front door of the probabilistic layer (``js-client/src/ppl.js``).
+
+Models are built in JS with the same names as in Python (``asData``, ``variable``, ``normal``,
+``distribution``, ``model``…): every lazy array is a Python object held by handle, arithmetic on
+them goes through the runtime's ops (``tb.add(mu, tb.mul(tau, eta))``). ``mcmc`` here runs the
+sampler with progress sent as fire-and-forget events and a stop flag read from JS (see
+``js_layers`` for the event channel), and returns the draws as flat float64 buffers (chains x
+draws x shape, row-major) plus the summary table, ready for typed arrays on the JS side.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from array import array
+from typing import Any
+
+__all__ = ["distribution", "draws_result", "mcmc", "model", "summary_rows"]
+
+_SUMMARY_KEYS = (("mean", "mean"), ("sd", "sd"), ("q5", "q5"), ("q50", "q50"), ("q95", "q95"),
+                 ("rhat", "rhat"), ("ess_bulk", "essBulk"), ("ess_tail", "essTail"))
+
+
+def _events() -> Any:
+    import _tensorbridge_events  # registered by the JS client (core.js)
+
+    return _tensorbridge_events
+
+
+def _number(v: Any) -> Any:
+    f = float(v)
+    return f if math.isfinite(f) else repr(f)  # JS turns "nan"/"inf" back into numbers
+
+
+def model(*targets: Any, **named: Any) -> Any:
+    """``tb.model``: positional targets keep the names they were given (``name=`` when made),
+    keyword targets are named by their key (a JS object ``{mu, tau, theta}``)."""
+    from ..runtime.graph import model as _model
+
+    m = _model(*targets, **named)
+    # variables nobody named (eta in `theta = mu + tau * eta`, no Python scope to find names in
+    # from JS) get their label as name, so derived targets can be computed over the draws
+    for v, label in zip(m.variables, m.variable_names()):
+        if not v.name:
+            v.name = label
+    return m
+
+
+def distribution(target: Any, dist: Any) -> Any:
+    from ..runtime.graph import distribution as _distribution
+
+    _distribution(target, dist)
+    return target
+
+
+def _flatten(x: Any) -> list[Any]:
+    if not isinstance(x, list):
+        return [x]
+    out: list[Any] = []
+    for v in x:
+        out.extend(_flatten(v) if isinstance(v, list) else [v])
+    return out
+
+
+def _buffer(a: Any) -> tuple[Any, list[int]]:
+    """A draws array (NumPy or the sampler's NumPy-free arrays) as float64 bytes and a shape."""
+    shape = [int(d) for d in a.shape]
+    try:
+        import numpy as np
+
+        if isinstance(a, np.ndarray):
+            flat = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+            return flat, shape
+    except ImportError:  # Pyodide without NumPy
+        pass
+    values = a.tolist() if hasattr(a, "tolist") else a
+    return memoryview(array("d", [float(v) for v in _flatten(values)])), shape
+
+
+def summary_rows(draws: Any) -> list[dict[str, Any]]:
+    if draws.n_draws == 0:
+        return []
+    rows = []
+    for name, vals in draws.summary().rows:
+        row: dict[str, Any] = {"variable": name}
+        for key, js in _SUMMARY_KEYS:
+            if key in vals:
+                row[js] = _number(vals[key])
+        rows.append(row)
+    return rows
+
+
+def draws_result(draws: Any) -> dict[str, Any]:
+    """What JS's ``Draws`` is made of: the Python object (a handle), buffers, shapes, summary."""
+    variables, shapes = {}, {}
+    for name, arr in draws.values.items():
+        variables[name], shapes[name] = _buffer(arr)
+    return {"handle": draws, "variables": variables, "shapes": shapes,
+            "chains": int(draws.chains), "nDraws": int(draws.n_draws),
+            "interrupted": bool(draws.interrupted), "divergences": int(draws.divergences),
+            "summary": summary_rows(draws)}
+
+
+def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = None,
+         progress: bool = False) -> dict[str, Any]:
+    """``tb.mcmc`` with the JS options (Python names); ``channel``: the JS event channel that
+    receives ``{"iteration", "total", "phase", "divergences", "elapsed"}`` and whose stop flag
+    ends sampling (the draws so far are kept, ``interrupted`` is set)."""
+    import tensorbridge as tb
+
+    opts = dict(options or {})
+    sampler = opts.pop("sampler", None)
+    if isinstance(sampler, str):
+        sampler = {"kind": sampler}
+    if isinstance(sampler, dict):
+        spec = dict(sampler)
+        kind = spec.pop("kind", "nuts")
+        if kind not in ("nuts", "hmc"):
+            raise ValueError(f"sampler: expected 'nuts' or 'hmc', got {kind!r}")
+        sampler = getattr(tb, kind)(**spec)
+    if channel is not None:
+        ev = _events()
+        emit, aborted, ch = ev.emit, ev.aborted, int(channel)
+
+        def callback(info: dict[str, Any]) -> None:
+            emit(ch, json.dumps({k: v if isinstance(v, str | int) else _number(v)
+                                 for k, v in info.items()}))
+
+        opts["callback"] = callback
+        opts["should_stop"] = lambda: bool(aborted(ch))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="mcmc: interrupted")  # JS sees .interrupted
+        draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
+    return draws_result(draws)

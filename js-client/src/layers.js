@@ -1,0 +1,368 @@
+// tb.layers and tb.train: the runtime's Keras / TensorFlow.js-style layers from JavaScript.
+// Layer factories are synchronous and make plain specs ({className, config}, camelCase options
+// turned into the Python names); models are Python objects held by handle (LayersModel below)
+// and every method returns a promise. Python half: bridge/js_layers.py.
+//
+// fit() progress callbacks (onEpochEnd, onBatchEnd...) are fire and forget: in a browser the
+// worker posts each event to the page and goes on training; the callbacks run on the page's
+// main thread, in order, before fit() resolves. Their return values are ignored: to stop
+// training set `model.stopTraining = true` (or abort `signal`) — Python sees it after the
+// current batch (Node: at once; browser: on cross-origin isolated pages, where a shared
+// memory word carries it). A callback that throws stops training and fit() rejects with it.
+
+/** camelCase -> snake_case (inputShape -> input_shape). */
+export function snake(name) {
+  return name.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z])([A-Z][a-z])/g, "$1_$2")
+    .toLowerCase();
+}
+
+// option values that name things in camelCase in TF.js (initializers, activations...)
+const NAME_VALUES = new Set(["kernel_initializer", "bias_initializer", "embeddings_initializer",
+  "activation", "kernel_regularizer", "bias_regularizer", "activity_regularizer",
+  "kernel_constraint", "bias_constraint", "embeddings_regularizer", "embeddings_constraint"]);
+
+function pyConfig(config = {}) {
+  const out = {};
+  for (const [k, v] of Object.entries(config)) {
+    if (v === undefined) continue;
+    const key = snake(k);
+    out[key] = NAME_VALUES.has(key) && typeof v === "string" ? snake(v) : v;
+  }
+  return out;
+}
+
+/** A layer to be: `tb.layers.dense({units: 4})`. Becomes a Python layer inside a model. */
+export class LayerSpec {
+  constructor(className, config) {
+    this.className = className;
+    this.config = config;
+  }
+  toPython() { return { class_name: this.className, config: pyConfig(this.config) }; }
+}
+
+/** An optimizer to be: `tb.train.adam(0.01)`. */
+export class OptimizerSpec {
+  constructor(className, config) {
+    this.className = className;
+    this.config = config;
+  }
+  toPython() { return { class_name: this.className, config: pyConfig(this.config) }; }
+}
+
+const LAYER_CLASSES = { dense: "Dense", dropout: "Dropout", flatten: "Flatten",
+  embedding: "Embedding", activation: "Activation", inputLayer: "InputLayer", add: "Add",
+  average: "Average", concatenate: "Concatenate", multiply: "Multiply", subtract: "Subtract" };
+
+const HOOKS = ["onTrainBegin", "onTrainEnd", "onEpochBegin", "onEpochEnd", "onBatchBegin",
+  "onBatchEnd"];
+
+/** "nan" / "inf" strings from Python -> numbers. */
+function num(v) {
+  if (typeof v !== "string") return v;
+  if (v === "nan") return NaN;
+  if (v === "inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  return v;
+}
+function numbers(obj) {
+  const out = {};
+  for (const [k, v] of Object.entries(obj ?? {})) out[k] = num(v);
+  return out;
+}
+
+function isTypedArray(x) { return ArrayBuffer.isView(x) && !(x instanceof DataView); }
+
+/** The training history: `history.history.loss[epoch]`, as in TF.js. */
+export class History {
+  constructor(h) {
+    this.epoch = h.epoch;
+    this.history = Object.fromEntries(Object.entries(h.history).map(([k, v]) => [k,
+      v.map(num)]));
+    this.params = h.params;
+  }
+}
+
+export function makeLayers(tb) {
+  let modP = null;
+  const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js_layers"));
+
+  /** x / y as tensors: a Tensor, {data, shape[, dtype]}, a TypedArray (1-d), nested arrays,
+   * or an array / object of those (several inputs or outputs). */
+  async function toData(x, made) {
+    if (x === null || x === undefined) return null;
+    if (x instanceof tb.Tensor) return x;
+    if (isTypedArray(x)) { const t = await tb.tensor(x); made.push(t); return t; }
+    if (typeof x === "object" && !Array.isArray(x) && isTypedArray(x.data)) {
+      const t = await tb.tensor(x.data, x.shape, x.dtype);
+      made.push(t);
+      return t;
+    }
+    if (Array.isArray(x) && x.length && (x[0] instanceof tb.Tensor || isTypedArray(x[0])
+      || (typeof x[0] === "object" && x[0] !== null && !Array.isArray(x[0])))) {
+      return Promise.all(x.map((e) => toData(e, made)));
+    }
+    if (Array.isArray(x) || typeof x === "number") {
+      const t = await tb.tensor(x);
+      made.push(t);
+      return t;
+    }
+    if (typeof x === "object") {  // {inputName: data}
+      const out = {};
+      for (const [k, v] of Object.entries(x)) out[k] = await toData(v, made);
+      return out;
+    }
+    throw new TypeError(`layers: cannot use ${typeof x} as data`);
+  }
+
+  async function withData(values, fn) {
+    const made = [];
+    try {
+      const data = [];
+      for (const v of values) data.push(await toData(v, made));
+      return await fn(...data);
+    } finally {
+      for (const t of made) t.dispose();
+    }
+  }
+
+  const optimizerArg = (o) => (o instanceof OptimizerSpec ? o.toPython()
+    : typeof o === "string" ? o : o);
+
+  class LayersModel {
+    constructor(handle) {
+      this.handle = handle;  // the Python model (a handle proxy)
+      this.stopTraining = false;
+      this._fitCh = null;
+    }
+
+    get stopTraining() { return this._stop; }
+    set stopTraining(v) {
+      this._stop = !!v;
+      if (this._stop && this._fitCh !== null) tb._stopEvents(this._fitCh);
+    }
+
+    /** {name, layers: [{name, className, outputShape, params}], inputs, outputs} */
+    async info() { return (await mod()).info(this.handle); }
+
+    async add(layer) {
+      await (await mod()).add(this.handle, layer instanceof LayerSpec ? layer.toPython() : layer);
+    }
+
+    /** compile({optimizer, loss, metrics, lossWeights}): names as in TF.js or Keras. */
+    async compile({ optimizer = "rmsprop", loss, metrics, lossWeights } = {}) {
+      await (await mod()).compile(this.handle, tb.kw({ optimizer: optimizerArg(optimizer), loss,
+        metrics: metrics === undefined ? null : [].concat(metrics),
+        loss_weights: lossWeights ?? null }));
+    }
+
+    /**
+     * fit(x, y, {epochs, batchSize, validationSplit, validationData: [xv, yv], shuffle,
+     * initialEpoch, seed, callbacks: {onEpochEnd(epoch, logs), onBatchEnd(batch, logs), ...}
+     * (or an array of such objects), signal}) -> History
+     */
+    async fit(x, y, options = {}) {
+      const { callbacks, signal, validationData, ...rest } = options;
+      const cbs = [].concat(callbacks ?? []);
+      const hooks = HOOKS.filter((h) => cbs.some((c) => typeof c?.[h] === "function"));
+      const opts = {};
+      for (const [k, v] of Object.entries(rest)) if (v !== undefined) opts[snake(k)] = v;
+      if (opts.verbose === undefined) opts.verbose = 0;
+      this._stop = false;
+      let failure = null;
+      const ch = tb._openEvents((text) => {
+        const ev = JSON.parse(text);
+        const logs = numbers(ev.logs);
+        for (const c of cbs) {
+          const f = c?.[ev.hook];
+          if (typeof f !== "function") continue;
+          try {
+            if (ev.index === null) f.call(c, logs); else f.call(c, ev.index, logs);
+          } catch (e) {
+            failure ??= e;
+            tb._stopEvents(ch);
+          }
+        }
+      });
+      this._fitCh = ch;
+      const onAbort = () => tb._stopEvents(ch);
+      if (signal) {
+        if (signal.aborted) onAbort(); else signal.addEventListener("abort", onAbort);
+      }
+      try {
+        const h = await withData([x, y, validationData?.[0], validationData?.[1]],
+          async (xd, yd, xv, yv) => {
+            if (xv !== null) opts.validation_data = yv !== null ? [xv, yv] : [xv];
+            return (await mod()).fit(this.handle, xd, yd, opts, ch, hooks);
+          });
+        if (failure) throw failure;
+        return new History(h);
+      } finally {
+        this._fitCh = null;
+        signal?.removeEventListener("abort", onAbort);
+        tb._closeEvents(ch);
+      }
+    }
+
+    /** predict(x, {batchSize}) -> Tensor (a list of tensors for several outputs). */
+    async predict(x, { batchSize } = {}) {
+      return withData([x], async (xd) => (await mod()).predict(this.handle, xd,
+        batchSize ?? null));
+    }
+
+    /** evaluate(x, y, {batchSize}) -> {loss, ...metrics} (numbers). */
+    async evaluate(x, y, { batchSize } = {}) {
+      const r = await withData([x, y], async (xd, yd) => (await mod()).evaluate(this.handle, xd,
+        yd, batchSize ?? null));
+      return numbers(r);
+    }
+
+    /** The summary table as text (also printed with console.log unless {print: false}). */
+    async summary({ print = true, lineLength } = {}) {
+      const text = await (await mod()).summary(this.handle, lineLength ?? null);
+      if (print) console.log(text);
+      return text;
+    }
+
+    async getWeights() { return (await mod()).get_weights(this.handle); }
+    /** setWeights([kernel, bias, ...]): each a Tensor, {data, shape}, or nested arrays. */
+    async setWeights(values) {
+      const made = [];
+      try {
+        const ts = [];
+        for (const v of values) ts.push(await toData(v, made));
+        await (await mod()).set_weights(this.handle, ts);
+      } finally {
+        for (const t of made) t.dispose();
+      }
+    }
+
+    /** {modelJSON: object, weightData: Uint8Array} in the portable format (model.json +
+     * weights.bin; see runtime/layers/serialization.py). */
+    async saveArtifacts({ includeOptimizer = true } = {}) {
+      const [text, bytes] = await (await mod()).to_artifacts(this.handle, includeOptimizer);
+      return { modelJSON: JSON.parse(text), modelJSONText: text, weightData: bytes };
+    }
+
+    /**
+     * save(target): Node — a directory (path or file:// URL) that gets model.json and
+     * weights.bin; browser — "downloads://name" (two downloads: name.json with paths pointing
+     * to name.weights.bin) or an object {save(artifacts)} (your own handler).
+     * Returns {modelJSONBytes, weightDataBytes}.
+     */
+    async save(target, { includeOptimizer = true } = {}) {
+      const art = await this.saveArtifacts({ includeOptimizer });
+      const info = { modelJSONBytes: art.modelJSONText.length,
+        weightDataBytes: art.weightData.byteLength };
+      if (target && typeof target.save === "function") { await target.save(art); return info; }
+      if (typeof target !== "string") throw new TypeError("save: give a directory or URL");
+      if (target.startsWith("downloads://")) {
+        const name = target.slice("downloads://".length) || "model";
+        const doc = { ...art.modelJSON };
+        doc.weightsManifest = doc.weightsManifest.map((g) => ({ ...g,
+          paths: [`${name}.weights.bin`] }));
+        download(`${name}.json`, new Blob([JSON.stringify(doc)], { type: "application/json" }));
+        download(`${name}.weights.bin`, new Blob([art.weightData],
+          { type: "application/octet-stream" }));
+        return info;
+      }
+      if (!isNode()) throw new Error(`save: ${target}: browsers save to downloads:// or a handler`);
+      const { fs, path, dir } = await nodeDir(target);
+      await fs.mkdir(dir, { recursive: true });
+      const weightsName = art.modelJSON.weightsManifest?.[0]?.paths?.[0] ?? "weights.bin";
+      await fs.writeFile(path.join(dir, weightsName), art.weightData);
+      await fs.writeFile(path.join(dir, "model.json"), art.modelJSONText);
+      return info;
+    }
+
+    dispose() { this.handle.dispose(); }
+    [Symbol.dispose]() { this.dispose(); }
+    toString() { return "LayersModel"; }
+  }
+
+  /** tb.layers.loadModel(source): Node — a directory, a model.json path or a file:// URL;
+   * browser — the URL of model.json (weights fetched next to it); anywhere — artifacts
+   * {modelJSON (object or text), weightData (Uint8Array / ArrayBuffer)}. */
+  async function loadModel(source, { compile = true } = {}) {
+    let modelJSON, weightData;
+    if (source && typeof source === "object" && "modelJSON" in source) {
+      ({ modelJSON, weightData } = source);
+    } else if (typeof source === "string" && isNode() && !/^https?:/.test(source)) {
+      const { fs, path, dir, file } = await nodeDir(source);
+      const jsonPath = file ?? path.join(dir, "model.json");
+      modelJSON = await fs.readFile(jsonPath, "utf8");
+      const doc = JSON.parse(modelJSON);
+      const wname = doc.weightsManifest?.[0]?.paths?.[0] ?? "weights.bin";
+      weightData = await fs.readFile(path.join(path.dirname(jsonPath), wname));
+    } else if (typeof source === "string") {
+      const url = new URL(source.endsWith(".json") ? source : source.replace(/\/?$/, "/model.json"),
+        globalThis.location?.href);
+      const res = await fetch(url);
+      if (!res.ok) throw new Error(`loadModel: ${url}: HTTP ${res.status}`);
+      modelJSON = await res.text();
+      const doc = JSON.parse(modelJSON);
+      const wname = doc.weightsManifest?.[0]?.paths?.[0] ?? "weights.bin";
+      const wres = await fetch(new URL(wname, url));
+      if (!wres.ok) throw new Error(`loadModel: ${wname}: HTTP ${wres.status}`);
+      weightData = new Uint8Array(await wres.arrayBuffer());
+    } else {
+      throw new TypeError("loadModel: give a path, a URL or {modelJSON, weightData}");
+    }
+    const text = typeof modelJSON === "string" ? modelJSON : JSON.stringify(modelJSON);
+    // a plain Uint8Array (a Node Buffer would cross as an opaque object)
+    const bytes = ArrayBuffer.isView(weightData) ? new Uint8Array(weightData.buffer,
+      weightData.byteOffset, weightData.byteLength) : new Uint8Array(weightData
+      ?? new ArrayBuffer(0));
+    const h = await (await mod()).from_artifacts(text, bytes, compile);
+    return new LayersModel(h);
+  }
+
+  const layers = {
+    LayerSpec,
+    /** Any registered layer class by name: tb.layers.layer("Dense", {units: 3}). */
+    layer: (className, config = {}) => new LayerSpec(className, config),
+    async sequential({ layers: ls = [], name } = {}) {
+      const specs = ls.map((l) => (l instanceof LayerSpec ? l.toPython() : l));
+      return new LayersModel(await (await mod()).sequential(specs, name ?? null));
+    },
+    loadModel,
+  };
+  for (const [fn, cls] of Object.entries(LAYER_CLASSES)) {
+    layers[fn] = (config = {}) => new LayerSpec(cls, config);
+  }
+
+  const train = {
+    OptimizerSpec,
+    sgd: (learningRate = 0.01) => new OptimizerSpec("SGD", { learningRate }),
+    momentum: (learningRate, momentum = 0.0, useNesterov = false) => new OptimizerSpec("SGD",
+      { learningRate, momentum, nesterov: useNesterov }),
+    adam: (learningRate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-7) =>
+      new OptimizerSpec("Adam", { learningRate, beta_1: beta1, beta_2: beta2, epsilon }),
+    rmsprop: (learningRate = 0.001, decay = 0.9, momentum = 0.0, epsilon = 1e-7,
+      centered = false) => new OptimizerSpec("RMSprop", { learningRate, rho: decay, momentum,
+      epsilon, centered }),
+    adagrad: (learningRate = 0.001, initialAccumulatorValue = 0.1) => new OptimizerSpec(
+      "Adagrad", { learningRate, initialAccumulatorValue }),
+  };
+  return { layers, train };
+}
+
+function isNode() {
+  return typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined";
+}
+
+async function nodeDir(target) {
+  const fs = await import("node:fs/promises");
+  const path = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const p = target.startsWith("file://") ? fileURLToPath(target) : target;
+  if (p.endsWith(".json")) return { fs, path, dir: path.dirname(p), file: p };
+  return { fs, path, dir: p, file: null };
+}
+
+function download(name, blob) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}

@@ -1,0 +1,158 @@
+// tb.ppl and tb.mcmc: greta-style models from JavaScript, with the Python names in camelCase.
+//
+//   const g = tb.ppl;
+//   const y = await g.asData([28, 8, -3, 7, -1, 1, 18, 12]);
+//   const mu = await g.normal(0, 5);
+//   const tau = await g.cauchy(0, 5, { truncation: [0, Infinity] });
+//   const eta = await g.normal(0, 1, { dim: 8 });
+//   const theta = await tb.add(mu, await tb.mul(tau, eta));      // any runtime op
+//   await g.distribution(y, await g.normal(theta, sigma));
+//   const m = await g.model({ mu, tau, theta });                  // names from the keys
+//   const draws = await tb.mcmc(m, { nSamples: 1000, warmup: 1000, chains: 4, seed: 42,
+//     onProgress: ({ iteration, total, phase }) => ..., signal });
+//
+// Lazy arrays, distributions and models are Python objects held by handle. Progress events are
+// fire and forget (see layers.js); `signal` (an AbortSignal) stops sampling at the next
+// iteration and the draws taken so far are returned (`draws.interrupted`). Python half:
+// bridge/js_ppl.py.
+
+import { snake } from "./layers.js";
+
+// the distribution catalogue (runtime/ppl/distributions): JS name -> Python name
+const DISTRIBUTIONS = ["bernoulli", "beta", "betaBinomial", "binomial", "categorical", "cauchy",
+  "chiSquared", "dirichlet", "exponential", "gamma", "inverseGamma", "laplace", "lkjCorrelation",
+  "logistic", "lognormal", "multinomial", "multivariateNormal", "negativeBinomial", "normal",
+  "pareto", "poisson", "student", "uniform", "weibull"];
+
+function num(v) {
+  if (typeof v !== "string") return v;
+  return v === "nan" ? NaN : v === "inf" ? Infinity : v === "-inf" ? -Infinity : v;
+}
+
+/** Posterior draws: per variable a Float64Array (chains x draws x shape, row-major). */
+export class Draws {
+  constructor(r) {
+    this.handle = r.handle;  // the Python Draws (tb.ppl.calculate(x, draws) uses it)
+    this.variables = r.variables;
+    for (const [k, v] of Object.entries(this.variables)) {
+      if (!(v instanceof Float64Array)) {
+        this.variables[k] = new Float64Array(v.buffer, v.byteOffset, v.byteLength / 8);
+      }
+    }
+    this.shapes = r.shapes;  // name -> [chains, draws, ...shape]
+    this.chains = r.chains;
+    this.nDraws = r.nDraws;
+    this.interrupted = r.interrupted;
+    this.divergences = r.divergences;
+    this._summary = r.summary.map((row) => Object.fromEntries(Object.entries(row)
+      .map(([k, v]) => [k, k === "variable" ? v : num(v)])));
+  }
+
+  /** One row per scalar parameter ("theta[0]", 0-based like Python): {variable, mean, sd, q5,
+   * q50, q95, rhat, essBulk, essTail}. */
+  summary() { return this._summary.map((r) => ({ ...r })); }
+
+  /** Draws of one chain of a variable (a subarray, no copy). */
+  chain(name, c) {
+    const shape = this.shapes[name];
+    const per = shape.slice(1).reduce((a, b) => a * b, 1);
+    return this.variables[name].subarray(c * per, (c + 1) * per);
+  }
+
+  dispose() { this.handle?.dispose?.(); }
+  [Symbol.dispose]() { this.dispose(); }
+}
+
+function isPlainObject(x) {
+  return x !== null && typeof x === "object" && Object.getPrototypeOf(x) === Object.prototype;
+}
+
+export function makePpl(tb) {
+  let modP = null;
+  const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js_ppl"));
+
+  const kwargs = (o) => {
+    const out = {};
+    for (const [k, v] of Object.entries(o)) if (v !== undefined) out[snake(k)] = v;
+    return out;
+  };
+
+  /** Call tb.<pyName>(...args) with a trailing plain object as keyword arguments. */
+  function call(pyName, args) {
+    const last = args[args.length - 1];
+    if (args.length && isPlainObject(last)) {
+      return tb.op(pyName, ...args.slice(0, -1), tb.kw(kwargs(last)));
+    }
+    return tb.op(pyName, ...args);
+  }
+
+  async function value(x) {  // data for as_data: typed arrays / {data, shape} as tensors
+    if (ArrayBuffer.isView(x)) return tb.tensor(x);
+    if (isPlainObject(x) && ArrayBuffer.isView(x.data)) return tb.tensor(x.data, x.shape, x.dtype);
+    return x;
+  }
+
+  const ppl = {
+    Draws,
+    /** Known values as a data array: nested arrays, a TypedArray, {data, shape} or a Tensor. */
+    async asData(x, options = {}) {
+      return tb.op("as_data", await value(x), tb.kw(kwargs(options)));
+    },
+    /** variable({lower, upper, dim, name}): a flat prior on (lower, upper). */
+    variable(options = {}) { return tb.op("variable", tb.kw(kwargs(options))); },
+    /** distribution(target, dist): target (data or a variable) follows dist. */
+    async distribution(target, dist) {
+      await (await mod()).distribution(target, dist);
+      return target;
+    },
+    /** model(mu, tau) or model({mu, tau, theta}) (names from the keys). */
+    async model(...targets) {
+      const m = await mod();
+      if (targets.length === 1 && isPlainObject(targets[0])) {
+        return m.model(tb.kw(targets[0]));
+      }
+      return m.model(...targets);
+    },
+    /** Values of lazy arrays for given variable values, or over posterior draws (arrays
+     * chains x draws x shape). */
+    async calculate(target, values) {
+      const v = values instanceof Draws ? values.handle : values;
+      return tb.op("calculate", target, v ?? null);
+    },
+    mcmc: (m, options) => mcmc(m, options),
+  };
+  for (const name of DISTRIBUTIONS) ppl[name] = (...args) => call(snake(name), args);
+
+  /**
+   * mcmc(model, {nSamples, warmup, chains, seed, thin, sampler: "nuts" | "hmc" |
+   * {kind, maxDepth, nLeapfrog, targetAccept, stepSize}, initialValues, callbackEvery,
+   * onProgress({iteration, total, phase, divergences, elapsed}), signal}) -> Draws
+   */
+  async function mcmc(m, options = {}) {
+    const { onProgress, signal, sampler, ...rest } = options;
+    const opts = kwargs(rest);
+    if (sampler !== undefined) {
+      opts.sampler = typeof sampler === "string" ? sampler : kwargs(sampler);
+    }
+    let failure = null;
+    const ch = tb._openEvents((text) => {
+      if (typeof onProgress !== "function") return;
+      const info = JSON.parse(text);
+      for (const k of Object.keys(info)) info[k] = num(info[k]);
+      try { onProgress(info); } catch (e) { failure ??= e; tb._stopEvents(ch); }
+    });
+    const onAbort = () => tb._stopEvents(ch);
+    if (signal) {
+      if (signal.aborted) onAbort(); else signal.addEventListener("abort", onAbort);
+    }
+    try {
+      const r = await (await mod()).mcmc(m, opts, ch);
+      if (failure) throw failure;
+      return new Draws(r);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      tb._closeEvents(ch);
+    }
+  }
+  return { ppl, mcmc };
+}

@@ -1,0 +1,302 @@
+"""``mcmc(..., n_cores=k)``: chains split over worker processes, merged into one ``Draws``.
+
+Each worker rebuilds the model from a pickle of its graph (the nodes around the model's targets:
+data, variables, operations, distributions), compiles it for its share of the chains and samples
+them batched in lockstep, exactly as ``mcmc`` does in one process. Chains are numbered across the
+whole run and draw from their own random streams (see ``chain_rng``), so the split does not
+change the draws.
+
+Primitives hold closures, which ``pickle`` refuses; they are sent by where they live (a module
+attribute, or an entry of a module-level dict of primitives) and looked up again in the worker.
+Tensors travel as host arrays with their dtype and backend name.
+
+Workers ignore SIGINT: Ctrl-C (delivered to the whole process group) and ``should_stop`` are
+handled by the parent, which sets a shared event; each worker then ends at its next iteration and
+sends the draws it has. Workers start through ``forkserver`` (with tensorbridge preloaded, so a
+worker costs a fork, not an import) where available, else ``spawn``; never a plain ``fork``
+of a process that may hold threads (TensorFlow, BLAS).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import multiprocessing as mp
+import pickle
+import queue
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.core import Primitive, Tracer
+from ..interrupts import safe_point
+from ..tensor import Tensor
+from .draws import Draws
+
+__all__ = ["dumps_model", "loads_model", "run_parallel", "split_chains"]
+
+_POLL_S = 0.05
+
+
+# ------------------------------------------------------------------------- model transport
+_prim_index: dict[int, tuple[str, str, Any]] = {}
+
+
+def _index_primitives() -> None:
+    """Where every module-level primitive of tensorbridge lives: (module, attribute, dict key)."""
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or not mod_name.startswith("tensorbridge"):
+            continue
+        for attr, val in list(vars(mod).items()):
+            if isinstance(val, Primitive):
+                _prim_index.setdefault(id(val), (mod_name, attr, None))
+            elif isinstance(val, dict):
+                for k, v in list(val.items()):
+                    if isinstance(v, Primitive):
+                        _prim_index.setdefault(id(v), (mod_name, attr, k))
+
+
+def _user_primitive(prim: Primitive) -> tuple[str, str, Any] | None:
+    """A ``@tb.primitive`` bound to a name in the (importable) module that defines it."""
+    mod_name = getattr(getattr(prim, "forward", None), "__module__", None)
+    mod = sys.modules.get(mod_name or "")
+    if mod is None or mod_name == "__main__":
+        return None
+    return next(((mod_name, k, None) for k, v in vars(mod).items() if v is prim), None)
+
+
+def _load_primitive(module: str, attr: str, key: Any) -> Primitive:
+    obj = getattr(importlib.import_module(module), attr)
+    return obj if key is None else obj[key]
+
+
+def _load_tensor(value: Any, dtype: str, backend: str) -> Tensor:
+    from ..ops.creation import tensor
+
+    return tensor(value, dtype=dtype, backend=backend)
+
+
+def _load_backend(name: str) -> Any:
+    from ..backends import get_backend
+
+    return get_backend(name)
+
+
+class _GraphPickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, Primitive):
+            where = _prim_index.get(id(obj))
+            if where is None:
+                _index_primitives()
+                where = _prim_index.get(id(obj))
+            if where is None:
+                where = _user_primitive(obj)
+            if where is None:
+                raise pickle.PicklingError(
+                    f"primitive {obj.name!r} is not a module-level object of an importable "
+                    f"module")
+            return _load_primitive, where
+        if isinstance(obj, Tensor) and not isinstance(obj, Tracer):
+            return _load_tensor, (np.asarray(obj.numpy()), obj.dtype.name, obj.backend.name)
+        if type(obj).__module__.startswith("tensorbridge.runtime.backends") and hasattr(
+                obj, "to_numpy") and isinstance(getattr(obj, "name", None), str):
+            return _load_backend, (obj.name,)
+        return NotImplemented
+
+
+def dumps_model(model: Any, initial_values: Any = None) -> bytes:
+    """The model's graph (and initial values keyed by its variables) as bytes for a worker."""
+    from ..graph.nodes import node_of
+
+    def by_node(d: Any) -> Any:
+        return {node_of(k): v for k, v in d.items()} if isinstance(d, dict) else d
+
+    inits = ([by_node(d) for d in initial_values] if isinstance(initial_values, list)
+             else by_node(initial_values))
+    buf = io.BytesIO()
+    try:
+        _GraphPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump((model.targets, inits))
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise TypeError(
+            f"mcmc(n_cores=...): this model cannot be sent to worker processes ({e}); run it in "
+            f"one process with n_cores=None"
+        ) from None
+    return buf.getvalue()
+
+
+def loads_model(blob: bytes) -> tuple[Any, Any]:
+    """Rebuild ``(model, initial_values)`` from :func:`dumps_model`'s bytes."""
+    from ..graph.model import Model
+    from ..graph.nodes import _lazy
+
+    targets, inits = pickle.loads(blob)
+
+    def by_lazy(d: Any) -> Any:
+        return {_lazy(k): v for k, v in d.items()} if isinstance(d, dict) else d
+
+    inits = [by_lazy(d) for d in inits] if isinstance(inits, list) else by_lazy(inits)
+    return Model([_lazy(t) for t in targets]), inits
+
+
+# ------------------------------------------------------------------------------- workers
+def split_chains(chains: int, n_cores: int) -> list[list[int]]:
+    """Contiguous groups of chain indices, as even as possible, one per worker."""
+    k = min(n_cores, chains)
+    base, extra = divmod(chains, k)
+    groups, start = [], 0
+    for w in range(k):
+        size = base + (w < extra)
+        groups.append(list(range(start, start + size)))
+        start += size
+    return groups
+
+
+def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
+            stop: Any, out: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    try:
+        from .blas import sampling_tuning
+        from .sampler import _run
+
+        model, inits = loads_model(blob)
+        if isinstance(inits, list):
+            inits = [inits[c] for c in chain_ids]
+        every = kwargs.pop("report_every")
+
+        def report(info: dict) -> None:
+            out.put(("progress", wid, info))
+
+        # one BLAS thread per worker: the workers already fill the cores
+        with warnings.catch_warnings(), sampling_tuning(), np.errstate(
+                over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # the parent reports interrupts
+            d = _run(model, kwargs["n_samples"], kwargs["warmup"], len(chain_ids),
+                     kwargs["sampler"], inits, kwargs["seed"], kwargs["thin"], False, report,
+                     every, stop.is_set, chain_ids=chain_ids)
+        out.put(("done", wid, (d.values, d.free, d.stats, d.warmup, d.interrupted)))
+    except BaseException:
+        out.put(("error", wid, traceback.format_exc()))
+
+
+def _context() -> Any:
+    methods = mp.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["tensorbridge"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chains: int,
+                 sampler: Any, initial_values: Any, seed: int, thin: int,
+                 progress: bool | None, callback: Callable[[dict], Any] | None,
+                 callback_every: int, should_stop: Callable[[], bool] | None) -> Draws:
+    from .sampler import _Progress
+
+    if isinstance(n_cores, bool) or not isinstance(n_cores, int) or n_cores < 1:
+        raise ValueError(f"n_cores: expected an integer >= 1, got {n_cores!r}")
+    for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0),
+                        ("chains", chains, 1), ("thin", thin, 1)):
+        if not isinstance(v, int) or v < lo:
+            raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
+    if isinstance(initial_values, list) and len(initial_values) != chains:
+        raise ValueError(f"initial_values: got {len(initial_values)} sets for {chains} chains")
+    groups = split_chains(chains, n_cores)
+    blob = dumps_model(model, initial_values)
+    total = warmup + n_samples * thin
+    bar = _Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
+                    callback_every)
+    ctx = _context()
+    stop = ctx.Event()
+    out = ctx.Queue()
+    kwargs = {"n_samples": n_samples, "warmup": warmup, "sampler": sampler, "seed": seed,
+              "thin": thin, "report_every": callback_every if callback else 10}
+    procs = [ctx.Process(target=_worker, args=(w, blob, g, dict(kwargs), stop, out),
+                         daemon=True) for w, g in enumerate(groups)]
+    for p in procs:
+        p.start()
+    results: dict[int, tuple] = {}
+    done_iter = [0] * len(groups)
+    divs = [0] * len(groups)
+    shown = 0
+    stopped = False
+    try:
+        while len(results) < len(groups):
+            try:
+                kind, wid, payload = out.get(timeout=_POLL_S)
+            except queue.Empty:
+                kind = None
+            if kind == "progress":
+                done_iter[wid], divs[wid] = payload["iteration"], payload["divergences"]
+                while shown < min(done_iter):
+                    bar.update(shown, "warmup" if shown < warmup else "sampling", sum(divs))
+                    shown += 1
+            elif kind == "done":
+                results[wid] = payload
+            elif kind == "error":
+                raise RuntimeError(f"mcmc: worker {wid} (chains {groups[wid]}) failed:\n"
+                                   f"{payload}")
+            elif any(not p.is_alive() and i not in results for i, p in enumerate(procs)):
+                time.sleep(_POLL_S)  # its last message may still be in the pipe
+                if out.empty():
+                    bad = [i for i, p in enumerate(procs) if not p.is_alive()
+                           and i not in results]
+                    raise RuntimeError(f"mcmc: worker(s) {bad} exited without results")
+            if not stopped:
+                try:
+                    if should_stop is not None and should_stop():
+                        stopped = True
+                    else:
+                        safe_point()
+                except BaseException:  # a host's interrupt: keep the draws
+                    stopped = True
+                if stopped:
+                    stop.set()
+    except KeyboardInterrupt:
+        stop.set()
+        stopped = True
+        while len(results) < len(groups):  # collect what the workers have
+            try:
+                kind, wid, payload = out.get(timeout=1.0)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    raise RuntimeError("mcmc: workers exited without results") from None
+                continue
+            if kind == "done":
+                results[wid] = payload
+            elif kind == "error":
+                raise RuntimeError(f"mcmc: worker {wid} failed:\n{payload}") from None
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+    draws = _merge([results[w] for w in range(len(groups))], total, stopped)
+    draws.node_names = dict(zip(model.variables, model.variable_names()))
+    return draws
+
+
+def _merge(parts: list[tuple], total: int, stopped: bool) -> Draws:
+    n = min(p[1].shape[1] for p in parts)  # workers stopped at different iterations
+    values = {k: np.concatenate([p[0][k][:, :n] for p in parts]) for k in parts[0][0]}
+    free = np.concatenate([p[1][:, :n] for p in parts])
+    stats = {k: np.concatenate([p[2][k][:, :n] for p in parts]) for k in parts[0][2]}
+    warm = [p[3] for p in parts]
+    warmup = {"step_size": np.concatenate([np.atleast_1d(w["step_size"]) for w in warm]),
+              "inv_metric": np.concatenate([w["inv_metric"] for w in warm]),
+              "divergences": sum(int(w["divergences"]) for w in warm)}
+    for k in warm[0]:
+        warmup.setdefault(k, [w[k] for w in warm])
+    interrupted = stopped or any(p[4] for p in parts)
+    if interrupted:
+        warnings.warn(f"mcmc: interrupted; returning the {n} draws per chain taken so far "
+                      f"(of {total} iterations)", RuntimeWarning, stacklevel=4)
+    return Draws(values, free, stats, warmup=warmup, interrupted=interrupted)
