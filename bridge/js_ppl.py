@@ -47,6 +47,15 @@ def model(*targets: Any, **named: Any) -> Any:
     return m
 
 
+def format_lazy(x: Any) -> str:
+    """``repr`` of a lazy array: values where known, ``?`` where they depend on variables."""
+    from tensorbridge.runtime.graph.nodes import LazyArray
+
+    if not isinstance(x, LazyArray):
+        raise TypeError(f"format: x must be a lazy array (from tb.ppl), not {type(x).__name__}")
+    return repr(x)
+
+
 def distribution(target: Any, dist: Any) -> Any:
     from ..runtime.graph import distribution as _distribution
 

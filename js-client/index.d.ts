@@ -391,6 +391,8 @@ export interface Ppl {
   model(...targets: LazyArray[]): Promise<PyProxy>;
   model(named: Record<string, LazyArray>): Promise<PyProxy>;
   calculate(target: LazyArray, values?: Draws | Map<LazyArray, unknown>): Promise<any>;
+  /** The lazy array as printed in Python and R: known values, `?` where unknown. */
+  format(x: LazyArray): Promise<string>;
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
   bernoulli: Dist; beta: Dist; betaBinomial: Dist; binomial: Dist; categorical: Dist;
   cauchy: Dist; chiSquared: Dist; dirichlet: Dist; exponential: Dist; gamma: Dist;

@@ -119,6 +119,9 @@ export function makePpl(tb) {
       const v = values instanceof Draws ? values.handle : values;
       return tb.op("calculate", target, v ?? null);
     },
+    /** The lazy array as Python and R print it: known values as numbers, unknown ones as
+     * `?` (e.g. "lazy array (operation) [8]\n[?, ?, ...]"). */
+    async format(x) { return (await mod()).format_lazy(x); },
     mcmc: (m, options) => mcmc(m, options),
   };
   for (const name of DISTRIBUTIONS) ppl[name] = (...args) => call(snake(name), args);

@@ -25,17 +25,7 @@ model <- function(...) {
   if (!length(targets)) {
     stop("model: give at least one lazy array (usually the parameters)", call. = FALSE)
   }
-  exprs <- as.list(substitute(list(...)))[-1L]
-  nms <- names(targets)
-  if (is.null(nms)) nms <- rep("", length(targets))
-  auto <- !nzchar(nms)
-  nms[auto] <- vapply(exprs[auto], function(e) paste(deparse(e), collapse = " "), "")
-  for (k in seq_along(targets)) {
-    if (!is_lazy(targets[[k]])) {
-      stop(sprintf("model: argument %d (%s) must be a lazy array, not %s", k, nms[[k]],
-                   ppl_describe(targets[[k]])), call. = FALSE)
-    }
-  }
+  nms <- ppl_target_names(targets, as.list(substitute(list(...)))[-1L], "model")
   if (anyDuplicated(nms)) {
     stop(sprintf("model: the arrays need distinct names; %s is used twice",
                  nms[anyDuplicated(nms)]), call. = FALSE)
@@ -381,17 +371,7 @@ tb_summary <- function(draws) {
 calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
   targets <- list(...)
   if (!length(targets)) stop("calculate: give at least one lazy array", call. = FALSE)
-  exprs <- as.list(substitute(list(...)))[-1L]
-  nms <- names(targets)
-  if (is.null(nms)) nms <- rep("", length(targets))
-  auto <- !nzchar(nms)
-  nms[auto] <- vapply(exprs[auto], function(e) paste(deparse(e), collapse = " "), "")
-  for (k in seq_along(targets)) {
-    if (!is_lazy(targets[[k]])) {
-      stop(sprintf("calculate: argument %d (%s) must be a lazy array, not %s", k, nms[[k]],
-                   ppl_describe(targets[[k]])), call. = FALSE)
-    }
-  }
+  nms <- ppl_target_names(targets, as.list(substitute(list(...)))[-1L], "calculate")
   if (!is.null(nsim)) {
     nsim <- ppl_count(nsim, "nsim", "calculate")
     seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
@@ -540,4 +520,20 @@ simulate.tb_ppl_model <- function(object, nsim = 1, seed = NULL, ...) {
   }, out, targets)
   names(res) <- nms
   res
+}
+
+# Names of the lazy arrays passed to model() or calculate(): the argument name, else the
+# expression as written (as greta); every target must be a lazy array.
+ppl_target_names <- function(targets, exprs, fn) {
+  nms <- names(targets)
+  if (is.null(nms)) nms <- rep("", length(targets))
+  auto <- !nzchar(nms)
+  nms[auto] <- vapply(exprs[auto], function(e) paste(deparse(e), collapse = " "), "")
+  for (k in seq_along(targets)) {
+    if (!is_lazy(targets[[k]])) {
+      stop(sprintf("%s: argument %d (%s) must be a lazy array, not %s", fn, k, nms[[k]],
+                   ppl_describe(targets[[k]])), call. = FALSE)
+    }
+  }
+  nms
 }

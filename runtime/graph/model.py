@@ -34,6 +34,7 @@ from .nodes import (
     _lazy,
     node_of,
 )
+from .toposort import topological_order
 
 __all__ = ["Model", "calculate", "distribution", "model"]
 
@@ -161,33 +162,13 @@ class Model:
     @staticmethod
     def _topological(nodes: set[GraphNode]) -> list[GraphNode]:
         """Each node once, after everything it reads (distribution nodes after their target)."""
-        order: list[GraphNode] = []
-        state: dict[GraphNode, int] = {}
-
         def deps(n: GraphNode) -> list[GraphNode]:
             d = list(n.parents)
             if isinstance(n, DistributionNode) and n.target is not None:
                 d.append(n.target)
             return [p for p in d if p in nodes]
 
-        for root in sorted(nodes, key=lambda n: n.id):
-            if root in state:
-                continue
-            stack = [(root, iter(deps(root)))]
-            state[root] = 1
-            while stack:
-                node, it = stack[-1]
-                nxt = next(it, None)
-                if nxt is None:
-                    stack.pop()
-                    state[node] = 2
-                    order.append(node)
-                elif state.get(nxt) is None:
-                    state[nxt] = 1
-                    stack.append((nxt, iter(deps(nxt))))
-                elif state[nxt] == 1:
-                    raise ValueError("model: the graph has a cycle")
-        return order
+        return topological_order(sorted(nodes, key=lambda n: n.id), deps, "model")
 
     def __repr__(self) -> str:
         counts: dict[str, int] = {}

@@ -16,6 +16,7 @@ from typing import Any
 from ..autodiff.batching import vmap
 from ..tensor import Tensor
 from .nodes import DataNode, DistributionNode, GraphNode, OperationNode, VariableNode, node_of
+from .toposort import topological_order
 
 __all__ = ["simulate"]
 
@@ -108,26 +109,7 @@ def _order(targets: Sequence[GraphNode], feed: dict[GraphNode, Any]) -> list[Gra
             return list(n.distribution.parents)
         return list(n.parents)
 
-    order: list[GraphNode] = []
-    state: dict[GraphNode, int] = {}
-    for root in targets:
-        if root in state:
-            continue
-        state[root] = 1
-        stack = [(root, iter(deps(root)))]
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                stack.pop()
-                state[node] = 2
-                order.append(node)
-            elif nxt not in state:
-                state[nxt] = 1
-                stack.append((nxt, iter(deps(nxt))))
-            elif state[nxt] == 1:
-                raise ValueError("simulate: the graph has a cycle")
-    return order
+    return topological_order(targets, deps, "simulate")
 
 
 def _draw(n: GraphNode, env: dict, gen: Any, nsim: int) -> Tensor:

@@ -107,3 +107,15 @@ test("variables, data from typed arrays, hmc sampler, errors with Python's messa
     await assert.rejects(g.normal(0, 1, { dim: -1 }), /dim/);
     await assert.rejects(tb.mcmc(m, { chains: 0, seed: 1 }), /chains: expected an integer >= 1/);
   });
+
+test("lazy arrays print their unknown values as ?", async () => {
+  const g = tb.ppl;
+  const mu = await g.normal(0, 1);
+  const known = await g.asData([1.5, 2]);
+  const sum = await tb.add(mu, known);
+  const text = await g.format(sum);
+  assert.match(text, /operation/);
+  assert.match(text, /\[\?, \?\]/);
+  assert.match(await g.format(known), /\[1\.5, 2\]/);
+  await assert.rejects(g.format(3), /format: x must be a lazy array/);
+});
