@@ -19,6 +19,7 @@ of a process that may hold threads (TensorFlow, BLAS).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import multiprocessing as mp
@@ -28,7 +29,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -185,6 +186,30 @@ def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
         out.put(("error", wid, traceback.format_exc()))
 
 
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start workers without re-running the user's script in them.
+
+    multiprocessing's forkserver and spawn re-import ``__main__`` (by file or module name) in
+    every worker, so a script that calls ``mcmc(n_cores=...)`` at top level, without an
+    ``if __name__ == "__main__"`` guard, would run again there. The workers do not need it: the
+    model travels as its own pickle (primitives by module path). Hiding the main module's
+    ``__file__`` and ``__spec__`` while workers start leaves it out of their preparation data.
+    """
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
+    try:
+        for k in saved:
+            if k == "__file__":
+                del main.__file__
+            else:
+                main.__spec__ = None
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(main, k, v)
+
+
 def _context() -> Any:
     methods = mp.get_all_start_methods()
     if "forkserver" in methods:
@@ -213,15 +238,16 @@ def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chain
     total = warmup + n_samples * thin
     bar = _Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
                     callback_every)
-    ctx = _context()
-    stop = ctx.Event()
-    out = ctx.Queue()
     kwargs = {"n_samples": n_samples, "warmup": warmup, "sampler": sampler, "seed": seed,
               "thin": thin, "report_every": callback_every if callback else 10}
-    procs = [ctx.Process(target=_worker, args=(w, blob, g, dict(kwargs), stop, out),
-                         daemon=True) for w, g in enumerate(groups)]
-    for p in procs:
-        p.start()
+    with _main_module_hidden():
+        ctx = _context()
+        stop = ctx.Event()
+        out = ctx.Queue()
+        procs = [ctx.Process(target=_worker, args=(w, blob, g, dict(kwargs), stop, out),
+                             daemon=True) for w, g in enumerate(groups)]
+        for p in procs:
+            p.start()
     results: dict[int, tuple] = {}
     done_iter = [0] * len(groups)
     divs = [0] * len(groups)

@@ -169,3 +169,25 @@ def test_errors() -> None:
     m2 = tb.model(mu)
     with pytest.raises(TypeError, match="cannot be sent to worker processes"):
         mcmc(m2, n_samples=5, warmup=5, chains=2, n_cores=2, progress=False)
+
+
+def test_script_without_main_guard(tmp_path) -> None:
+    """Workers must not re-run the user's script (multiprocessing re-imports __main__ unless
+    told otherwise): a top-level mcmc(n_cores=2) prints its result exactly once."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import tensorbridge as tb\n"
+        "mu = tb.normal(0.0, 1.0)\n"
+        "tb.distribution(tb.as_data([0.5, 1.5]), tb.normal(mu, 1.0))\n"
+        "d = tb.mcmc(tb.model(mu), n_samples=50, warmup=50, chains=2, n_cores=2, seed=1,\n"
+        "            progress=False)\n"
+        "print('DRAWS', d['mu'].shape)\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=240, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("DRAWS") == 1, proc.stdout
+    assert "(2, 50)" in proc.stdout
