@@ -831,7 +831,10 @@ class JsHost:
     def host_id(self, hid: int) -> int:
         """The TF.js host id of a tfjs tensor (JS reads its data directly), else -1."""
         t = handles.resolve(hid)
-        return t.backend.host_id(t) if t.backend.name == "tfjs" else -1
+        try:
+            return t.backend.host_id(t) if t.backend.name == "tfjs" else -1
+        except Exception:  # no value to read (a lazy array): tensor_data reports it as an error
+            return -1
 
     def tensor_data(self, hid: int) -> Any:
         """A tensor's values as an Array descriptor (one copy), for backends JS cannot read."""

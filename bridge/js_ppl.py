@@ -16,7 +16,8 @@ import warnings
 from array import array
 from typing import Any
 
-__all__ = ["distribution", "draws_result", "mcmc", "model", "summary_rows"]
+__all__ = ["calculate", "distribution", "draws_result", "make_distribution", "mcmc", "model",
+           "summary_rows"]
 
 _SUMMARY_KEYS = (("mean", "mean"), ("sd", "sd"), ("q5", "q5"), ("q50", "q50"), ("q95", "q95"),
                  ("rhat", "rhat"), ("ess_bulk", "essBulk"), ("ess_tail", "essTail"))
@@ -54,6 +55,85 @@ def format_lazy(x: Any) -> str:
     if not isinstance(x, LazyArray):
         raise TypeError(f"format: x must be a lazy array (from tb.ppl), not {type(x).__name__}")
     return repr(x)
+
+
+def _check_dim(fn: str, dim: Any) -> None:
+    dims = dim if isinstance(dim, list | tuple) else [dim]
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1
+                           for d in dims):
+        raise ValueError(f"{fn}: dim must be a positive integer or a list of them (a shape), "
+                         f"got {dim!r}")
+
+
+def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``tb.<name>(*args, **kwargs)`` (``tb.ppl.normal(0, 1, {dim: 3})``) with its arguments
+    checked first, so a wrong one is named: ``normal: sd must be a number, an array, a tensor
+    or a lazy array, got str 'x'``; ``name`` names the variable it makes (as in the draws)."""
+    import inspect
+
+    import tensorbridge as tb
+
+    fn = getattr(tb, name)
+    label = kwargs.pop("name", None)  # normal(0, 1, {name: "mu"}): the variable's name
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"{name}: name must be a string, got {type(label).__name__}")
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+    for param, v in bound.arguments.items():
+        if v is None:
+            continue
+        if param == "dim":
+            _check_dim(name, v)
+            continue
+        if param in ("n_realisations", "dimension"):
+            continue
+        if param == "truncation":
+            if not (isinstance(v, list | tuple) and len(v) == 2):
+                raise ValueError(f"{name}: truncation must be [lower, upper], got {v!r}")
+            continue
+        if isinstance(v, str | bytes | dict | bool) or (
+                isinstance(v, list | tuple) and any(isinstance(e, str | dict) for e in v)):
+            raise TypeError(f"{name}: {param} must be a number, an array, a tensor or a lazy "
+                            f"array, got {type(v).__name__} {v!r}")
+    out = fn(*args, **kwargs)
+    if label is not None:
+        out.node.name = label
+    return out
+
+
+def calculate(target: Any, values: Any = None) -> Any:
+    """``calculate`` for JS: ``values`` may be the draws (the result comes back as a flat
+    float64 buffer and a shape, chains x draws x shape), a dict keyed by lazy arrays (a JS
+    ``Map``) or a dict keyed by variable *names* (a plain JS object: ``{beta: [[1], [0]]}``)."""
+    from ..runtime.graph import calculate as _calculate
+    from ..runtime.graph.model import _ancestors
+    from ..runtime.graph.nodes import LazyArray, VariableNode, _lazy, node_of
+    from ..runtime.ppl.draws import Draws
+
+    if not isinstance(target, LazyArray):
+        raise TypeError(f"calculate: target must be a lazy array (from tb.ppl), not "
+                        f"{type(target).__name__}")
+    if isinstance(values, Draws):
+        data, shape = _buffer(_calculate(target, values))
+        return {"data": data, "shape": shape, "dtype": "float64"}
+    if isinstance(values, dict) and any(isinstance(k, str) for k in values):
+        variables = {}
+        for n in _ancestors([node_of(target)], stop=set()):
+            if isinstance(n, VariableNode):
+                for label in {n.name, n.label()} - {None}:
+                    variables.setdefault(label, n)
+        feed = {}
+        for k, v in values.items():
+            if not isinstance(k, str):
+                feed[k] = v
+            elif k in variables:
+                feed[_lazy(variables[k])] = v
+            # other names (variables of the model this target does not depend on) are ignored:
+            # a variable it needs but was not given is named by calculate's own error
+        values = feed
+    return _calculate(target, values)
 
 
 def distribution(target: Any, dist: Any) -> Any:
@@ -118,6 +198,11 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
     ends sampling (the draws so far are kept, ``interrupted`` is set)."""
     import tensorbridge as tb
 
+    from ..runtime.graph.model import Model
+
+    if not isinstance(m, Model):
+        raise TypeError(f"mcmc: model must be a model from tb.ppl.model(...), not "
+                        f"{type(m).__name__}")
     opts = dict(options or {})
     sampler = opts.pop("sampler", None)
     if isinstance(sampler, str):

@@ -54,7 +54,9 @@ export class Kwargs {
 
 type Arg = Tensor | number | boolean | bigint | string | null | undefined | TypedArray
   | Arg[] | { [k: string]: unknown } | Map<unknown, unknown> | Set<unknown> | Kwargs
-  | ((...args: any[]) => unknown) | PyProxy;
+  | ((...args: any[]) => unknown) | PyProxy
+  /** A value not awaited yet (`tb.add(tb.tensor([1, 2]), 1)`): awaited before the call. */
+  | Promise<Tensor | PyProxy>;
 
 export class Tensor implements Disposable {
   readonly shape: number[];
@@ -168,8 +170,8 @@ type Op = (...args: Arg[]) => Promise<Tensor>;
 
 /** Training data: a Tensor, {data, shape, dtype?}, a TypedArray (1-d), nested arrays, or an
  * array / object of those for several inputs or outputs. */
-export type Data = Tensor | TypedArray | NestedArray | { data: TypedArray; shape: number[];
-  dtype?: DType } | Data[] | { [input: string]: Data };
+export type Data = Tensor | Promise<Tensor> | TypedArray | NestedArray | { data: TypedArray;
+  shape: number[]; dtype?: DType } | Data[] | { [input: string]: Data };
 
 /** Options of a layer factory: TF.js names (camelCase), passed to the Python layer as
  * snake_case (`inputShape` -> `input_shape`, `kernelInitializer: "glorotUniform"` ->
@@ -327,6 +329,8 @@ export interface DistributionOptions {
   dim?: number | number[];
   /** (lower, upper) for continuous families: renormalised through the CDF. */
   truncation?: [number, number];
+  /** The variable's name (in the draws; model(x) positional uses it). */
+  name?: string;
   [option: string]: unknown;
 }
 type Dist = (...args: (PplArg | DistributionOptions)[]) => Promise<LazyArray>;
@@ -390,7 +394,12 @@ export interface Ppl {
   distribution(target: LazyArray, dist: LazyArray): Promise<LazyArray>;
   model(...targets: LazyArray[]): Promise<PyProxy>;
   model(named: Record<string, LazyArray>): Promise<PyProxy>;
-  calculate(target: LazyArray, values?: Draws | Map<LazyArray, unknown>): Promise<any>;
+  /** Over draws: {data, shape: [chains, draws, ...shape], dtype: "float64"}; for given values
+   * (an object keyed by variable name, or a Map keyed by lazy arrays): a Tensor. */
+  calculate(target: LazyArray, values: Draws): Promise<{ data: Float64Array; shape: number[];
+    dtype: "float64" }>;
+  calculate(target: LazyArray, values?: Map<LazyArray, unknown>
+    | Record<string, PplArg | { data: TypedArray; shape: number[] }>): Promise<Tensor>;
   /** The lazy array as printed in Python and R: known values, `?` where unknown. */
   format(x: LazyArray): Promise<string>;
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
@@ -408,6 +417,10 @@ export interface TensorBridge {
   readonly layers: Layers;
   /** Optimizers: tb.train.adam(0.01). */
   readonly train: Train;
+  /** TF.js's name of tb.layers.sequential. */
+  sequential: Layers["sequential"];
+  /** TF.js's name of tb.layers.loadModel. */
+  loadLayersModel: Layers["loadModel"];
   /** greta-style models: distributions, variables, data. */
   readonly ppl: Ppl;
   /** NUTS (or HMC) draws from a model. */
@@ -447,6 +460,12 @@ export interface TensorBridge {
   index_update: Op; index_add: Op; one_hot: Op; cholesky: Op; triangular_solve: Op; tril: Op;
   triu: Op; cast: Op; stop_gradient: Op; zeros: Op; ones: Op; full: Op; eye: Op; arange: Op;
   linspace: Op; zeros_like: Op; ones_like: Op; full_like: Op;
+  // TF.js names (the same ops): camelCase of the snake_case ones, and TF.js's spellings
+  logicalNot: Op; logSoftmax: Op; stopGradient: Op; floorDivide: Op; notEqual: Op;
+  lessEqual: Op; greaterEqual: Op; logicalAnd: Op; logicalOr: Op; expandDims: Op;
+  broadcastTo: Op; indexUpdate: Op; indexAdd: Op; oneHot: Op; triangularSolve: Op;
+  zerosLike: Op; onesLike: Op; fullLike: Op; argMax: Op; argMin: Op; clipByValue: Op;
+  range: Op;
 }
 
 export function loadTensorBridge(options?: LoadOptions): Promise<TensorBridge>;

@@ -116,7 +116,11 @@ def make_distribution(name: str, params: dict[str, Any], options: dict[str, Any]
         sigma = args["Sigma"]
         if getattr(sigma, "ndim", 2) < 2:  # a 1 x 1 covariance given as an R scalar
             args["Sigma"] = np.full((1, 1), float(sigma))
-    return lazy_out(getattr(tb, name)(**args, **opts))
+    try:
+        return lazy_out(getattr(tb, name)(**args, **opts))
+    except tb.ShapeError as e:
+        given = ", ".join([*args, *(["dim"] if "dim" in opts else [])])
+        raise tb.ShapeError(f"{name}: the dimensions of {given} do not fit together: {e}") from None
 
 
 # -- operations ---------------------------------------------------------------------------------
@@ -125,7 +129,46 @@ def op(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
     fn = getattr(tb, name, None)
     if fn is None or not callable(fn):
         raise AttributeError(f"tensorbridge has no operation {name!r}")
-    return lazy_out(fn(*(_r_array(a, name) for a in args), **kwargs))
+    with warnings.catch_warnings():
+        # the shape is found by running the op on reference values (zeros for variables):
+        # 2 / x or log(x) there warns about a division by zero that no draw will see
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return lazy_out(fn(*(_r_array(a, name) for a in args), **kwargs))
+
+
+def bind(arrays: Any, axis: int, fn: str) -> dict[str, Any]:
+    """R's ``cbind`` (axis 1), ``rbind`` (axis 0) and ``c`` (axis -1: each array flattened in
+    column-major order to a column) of lazy arrays and R data; scalars and vectors are
+    columns, as greta has them."""
+    xs = []
+    scalars = set()  # R numbers, recycled along the other dimension as cbind()/rbind() do
+    for a in arrays:
+        x = _r_array(a, fn)
+        if isinstance(x, float):
+            scalars.add(len(xs))
+            x = np.full((1, 1), x)
+        if x.ndim < 2:
+            x = tb.reshape(x, (-1, 1))
+        if axis == -1 and x.ndim > 1:
+            x = tb.reshape(tb.transpose(x), (-1, 1))
+        xs.append(x)
+    if len(xs) == 1:
+        return lazy_out(xs[0])
+    along = 0 if axis == -1 else int(axis)
+    sized = [x for i, x in enumerate(xs) if i not in scalars and x.ndim == 2]
+    if axis != -1 and scalars and sized:
+        n = sized[0].shape[1 - along]
+        for i in scalars:
+            xs[i] = np.full((n, 1) if along == 1 else (1, n), float(xs[i][0, 0]))
+    other = [tuple(x.shape[:along]) + tuple(x.shape[along + 1:]) for x in xs]
+    if len({len(x.shape) for x in xs}) != 1 or len(set(other)) != 1:
+        shapes = ", ".join("x".join(str(d) for d in x.shape) for x in xs)
+        what = "rows" if along == 1 else "columns"
+        raise ValueError(f"{fn}: the arrays must have the same number of {what} "
+                         f"(dimensions {shapes})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return lazy_out(tb.concat(xs, axis=along))
 
 
 def _as_index(spec: Any) -> Any:

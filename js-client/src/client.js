@@ -31,10 +31,18 @@ const OTHER = ["where", "clip", "sum", "mean", "prod", "max", "min", "logsumexp"
   "triangular_solve", "tril", "triu", "cast", "zeros", "ones", "full", "eye", "arange",
   "linspace", "zeros_like", "ones_like", "full_like", "polygamma"];
 export const OPS = [...UNARY, ...BINARY, ...OTHER];
+const camel = (n) => n.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+/** TF.js names of the ops: every snake_case op in camelCase (oneHot, expandDims, logSoftmax,
+ * zerosLike...) plus TF.js's own spellings. Same arguments as the runtime's op. */
+export const TFJS_NAMES = { ...Object.fromEntries(OPS.filter((n) => n.includes("_"))
+  .map((n) => [camel(n), n])), argMax: "argmax", argMin: "argmin", clipByValue: "clip",
+  range: "arange" };
 // method name on Tensor -> op
 const METHODS = { add: "add", sub: "subtract", mul: "multiply", div: "divide", pow: "power",
   neg: "negative", matmul: "matmul", ...Object.fromEntries([...UNARY, ...OTHER].map((n) => [n, n])),
+  ...Object.fromEntries(Object.entries(TFJS_NAMES).filter(([a]) => a !== "range")),
   lt: "less", le: "less_equal", gt: "greater", ge: "greater_equal", eq: "equal", ne: "not_equal",
+  less: "less", greater: "greater", equal: "equal",
   maximum: "maximum", minimum: "minimum", mod: "mod", astype: "cast", T: "transpose" };
 
 /** A value traced inside grad/valueAndGrad: records ops instead of running them. */
@@ -61,6 +69,12 @@ class Tape {
 
 function hasSym(args) {
   return args.some((a) => a instanceof Sym || (Array.isArray(a) && a.some((x) => x instanceof Sym)));
+}
+
+/** A promise (not a handle proxy, whose attributes are Python's). */
+export function isPromise(a) {
+  return a !== null && (typeof a === "object" || typeof a === "function")
+    && a[kHandle] === undefined && a instanceof Promise;
 }
 
 function splitKwargs(args) {
@@ -149,11 +163,17 @@ export class TensorBridge {
     for (const name of OPS) {
       if (!(name in this)) this[name] = (...args) => this.op(name, ...args);
     }
+    for (const [alias, name] of Object.entries(TFJS_NAMES)) {
+      if (!(alias in this)) this[alias] = (...args) => this.op(name, ...args);
+    }
     this.sub = this.subtract; this.mul = this.multiply; this.div = this.divide;
     this.pow = this.power; this.neg = this.negative;
     this.Tensor = Tensor;
     this._nextEvents = 1;
     ({ layers: this.layers, train: this.train } = makeLayers(this));  // layers.js
+    // TF.js's top-level names for the same
+    this.sequential = (config) => this.layers.sequential(config);
+    this.loadLayersModel = (source, options) => this.layers.loadModel(source, options);
     ({ ppl: this.ppl, mcmc: this.mcmc } = makePpl(this));  // ppl.js
   }
 
@@ -251,6 +271,11 @@ export class TensorBridge {
         }
         if (i === n) return this._result(this.channel.request("call", [target, attr, mask, fast]));
       }
+      if (args.some(isPromise)) {
+        // an argument not awaited yet (`tb.add(tb.tensor(x), 1)`, as TF.js code reads): wait
+        // for it, then call
+        return Promise.all(args).then((a) => this._call(handle, attr, a, kwargs));
+      }
       const { text, side } = this.codec.encodeCall(args, kwargs);
       return this._result(this.channel.request("callWire", [target, attr, text, side]));
     } catch (e) {
@@ -346,6 +371,9 @@ export class TensorBridge {
   _proxy(h, attr, root = false) {
     const tb = this;
     const target = function () {};
+    // console.log in Node shows the proxy's target: say what it stands for
+    target[Symbol.for("nodejs.util.inspect.custom")] = () => (h.disposed
+      ? `<Python ${h.typeName} (disposed)>` : `<Python ${h.typeName}${attr ? "." + attr : ""}>`);
     const proxy = new Proxy(target, {
       get(_, prop) {
         if (prop === kHandle) return h;

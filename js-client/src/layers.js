@@ -72,6 +72,65 @@ function numbers(obj) {
 
 function isTypedArray(x) { return ArrayBuffer.isView(x) && !(x instanceof DataView); }
 
+// integer options of the layer factories: name -> smallest value
+const LAYER_COUNTS = { units: 1, inputDim: 1, outputDim: 1, batchSize: 1 };
+
+/** The config of tb.layers.<fn>(config), checked as TF.js checks it when the layer is made:
+ * an object; counts (units, inputDim, outputDim) whole numbers; shapes arrays of them. */
+function checkLayerConfig(fn, config) {
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    throw new TypeError(`${fn}: expected a config object ({units: 4, ...}), got ${
+      Array.isArray(config) ? "an array" : String(config)}`);
+  }
+  for (const [k, min] of Object.entries(LAYER_COUNTS)) checkCount(fn, k, config[k], min);
+  if (fn === "dense" && config.units === undefined) {
+    throw new TypeError("dense: units is required (a positive integer)");
+  }
+  for (const k of ["inputShape", "batchInputShape"]) {
+    const v = config[k];
+    if (v === undefined) continue;
+    if (!Array.isArray(v) || !v.every((d) => d === null || (Number.isInteger(d) && d >= 1))) {
+      throw new TypeError(`${fn}: ${k} must be an array of positive integers (e.g. [3]), got ${
+        JSON.stringify(v)}`);
+    }
+  }
+  return config;
+}
+
+/** An optional integer option >= min, or a TypeError naming it. */
+function checkCount(what, name, v, min) {
+  if (v === undefined || v === null) return;
+  if (!Number.isInteger(v) || v < min) {
+    throw new TypeError(`${what}: ${name} must be an integer >= ${min}, got ${
+      typeof v === "string" ? JSON.stringify(v) : String(v)}`);
+  }
+}
+
+function checkFitOptions(o) {
+  if (o === null || typeof o !== "object" || Array.isArray(o)) {
+    throw new TypeError("fit: the third argument must be an options object {epochs, batchSize, "
+      + "...}");
+  }
+  checkCount("fit", "epochs", o.epochs, 0);
+  checkCount("fit", "batchSize", o.batchSize, 1);
+  checkCount("fit", "initialEpoch", o.initialEpoch, 0);
+  const vs = o.validationSplit;
+  if (vs !== undefined && vs !== null && !(typeof vs === "number" && vs >= 0 && vs < 1)) {
+    throw new TypeError(`fit: validationSplit must be a number in [0, 1), got ${String(vs)}`);
+  }
+  const vd = o.validationData;
+  if (vd !== undefined && vd !== null && !(Array.isArray(vd) && vd.length >= 1
+    && vd.length <= 2)) {
+    throw new TypeError("fit: validationData must be [xVal, yVal]");
+  }
+  for (const [k, f] of Object.entries(o.callbacks && !Array.isArray(o.callbacks)
+    ? o.callbacks : {})) {
+    if (HOOKS.includes(k) && typeof f !== "function") {
+      throw new TypeError(`fit: callbacks.${k} must be a function, got ${typeof f}`);
+    }
+  }
+}
+
 /** The training history: `history.history.loss[epoch]`, as in TF.js. */
 export class History {
   constructor(h) {
@@ -89,6 +148,7 @@ export function makeLayers(tb) {
   /** x / y as tensors: a Tensor, {data, shape[, dtype]}, a TypedArray (1-d), nested arrays,
    * or an array / object of those (several inputs or outputs). */
   async function toData(x, made) {
+    if (x instanceof Promise) x = await x;  // tb.tensor(...) not awaited, as TF.js code reads
     if (x === null || x === undefined) return null;
     if (x instanceof tb.Tensor) return x;
     if (isTypedArray(x)) { const t = await tb.tensor(x); made.push(t); return t; }
@@ -111,14 +171,26 @@ export function makeLayers(tb) {
       for (const [k, v] of Object.entries(x)) out[k] = await toData(v, made);
       return out;
     }
-    throw new TypeError(`layers: cannot use ${typeof x} as data`);
+    throw new TypeError(`expected a Tensor, nested arrays of numbers, a TypedArray or {data, `
+      + `shape}, got ${typeof x}`);
   }
 
-  async function withData(values, fn) {
+  /** Convert each value (named in `names` for errors: "fit: y: tensor: ragged nested array")
+   * and call fn with them; the tensors made here are disposed afterwards. */
+  async function withData(what, names, values, fn) {
     const made = [];
     try {
       const data = [];
-      for (const v of values) data.push(await toData(v, made));
+      for (const [i, v] of values.entries()) {
+        try {
+          data.push(await toData(v, made));
+        } catch (e) {
+          if (e instanceof TypeError || e instanceof RangeError) {
+            e.message = `${what}: ${names[i]}: ${e.message}`;
+          }
+          throw e;
+        }
+      }
       return await fn(...data);
     } finally {
       for (const t of made) t.dispose();
@@ -163,6 +235,7 @@ export function makeLayers(tb) {
     async fit(x, y, options = {}) {
       const { callbacks, signal, validationData, ...rest } = options;
       const cbs = [].concat(callbacks ?? []);
+      checkFitOptions(options);
       const hooks = HOOKS.filter((h) => cbs.some((c) => typeof c?.[h] === "function"));
       const opts = {};
       for (const [k, v] of Object.entries(rest)) if (v !== undefined) opts[snake(k)] = v;
@@ -189,7 +262,8 @@ export function makeLayers(tb) {
         if (signal.aborted) onAbort(); else signal.addEventListener("abort", onAbort);
       }
       try {
-        const h = await withData([x, y, validationData?.[0], validationData?.[1]],
+        const h = await withData("fit", ["x", "y", "validationData[0]", "validationData[1]"],
+          [x, y, validationData?.[0], validationData?.[1]],
           async (xd, yd, xv, yv) => {
             if (xv !== null) opts.validation_data = yv !== null ? [xv, yv] : [xv];
             return (await mod()).fit(this.handle, xd, yd, opts, ch, hooks);
@@ -205,14 +279,16 @@ export function makeLayers(tb) {
 
     /** predict(x, {batchSize}) -> Tensor (a list of tensors for several outputs). */
     async predict(x, { batchSize } = {}) {
-      return withData([x], async (xd) => (await mod()).predict(this.handle, xd,
-        batchSize ?? null));
+      checkCount("predict", "batchSize", batchSize, 1);
+      return withData("predict", ["x"], [x], async (xd) => (await mod()).predict(this.handle,
+        xd, batchSize ?? null));
     }
 
     /** evaluate(x, y, {batchSize}) -> {loss, ...metrics} (numbers). */
     async evaluate(x, y, { batchSize } = {}) {
-      const r = await withData([x, y], async (xd, yd) => (await mod()).evaluate(this.handle, xd,
-        yd, batchSize ?? null));
+      checkCount("evaluate", "batchSize", batchSize, 1);
+      const r = await withData("evaluate", ["x", "y"], [x, y], async (xd, yd) => (
+        await mod()).evaluate(this.handle, xd, yd, batchSize ?? null));
       return numbers(r);
     }
 
@@ -320,14 +396,29 @@ export function makeLayers(tb) {
     LayerSpec,
     /** Any registered layer class by name: tb.layers.layer("Dense", {units: 3}). */
     layer: (className, config = {}) => new LayerSpec(className, config),
-    async sequential({ layers: ls = [], name } = {}) {
-      const specs = ls.map((l) => (l instanceof LayerSpec ? l.toPython() : l));
+    async sequential(config = {}) {
+      if (config === null || typeof config !== "object" || Array.isArray(config)
+        || config instanceof LayerSpec) {
+        throw new TypeError("sequential: expected {layers: [tb.layers.dense(...), ...], name?}");
+      }
+      const { layers: ls = [], name } = config;
+      if (!Array.isArray(ls)) {
+        throw new TypeError("sequential: layers must be an array of layers "
+          + "([tb.layers.dense({...}), ...])");
+      }
+      const specs = ls.map((l, i) => {
+        if (l instanceof LayerSpec) return l.toPython();
+        if (l instanceof Promise || typeof l === "function") {
+          throw new TypeError(`sequential: layers[${i}] is not a layer (tb.layers.dense({...}))`);
+        }
+        return l;
+      });
       return new LayersModel(await (await mod()).sequential(specs, name ?? null));
     },
     loadModel,
   };
   for (const [fn, cls] of Object.entries(LAYER_CLASSES)) {
-    layers[fn] = (config = {}) => new LayerSpec(cls, config);
+    layers[fn] = (config = {}) => new LayerSpec(cls, checkLayerConfig(fn, config));
   }
 
   const train = {

@@ -77,13 +77,27 @@ export function makePpl(tb) {
     return out;
   };
 
-  /** Call tb.<pyName>(...args) with a trailing plain object as keyword arguments. */
-  function call(pyName, args) {
+  /** tb.<pyName>(...args) with a trailing plain object as keyword arguments; the arguments
+   * are checked in Python first (js_ppl.make_distribution), so a bad one is named. */
+  async function call(pyName, args) {
+    const m = await mod();
     const last = args[args.length - 1];
     if (args.length && isPlainObject(last)) {
-      return tb.op(pyName, ...args.slice(0, -1), tb.kw(kwargs(last)));
+      return m.make_distribution(pyName, ...args.slice(0, -1), tb.kw(kwargs(last)));
     }
-    return tb.op(pyName, ...args);
+    return m.make_distribution(pyName, ...args);
+  }
+
+  async function named(values, made) {  // {name: value}, typed arrays made tensors
+    if (!isPlainObject(values)) {
+      throw new TypeError("calculate: values must be draws, a Map or an object {name: value}");
+    }
+    const out = {};
+    for (const [k, v] of Object.entries(values)) {
+      out[k] = await value(v);
+      if (out[k] !== v) made.push(out[k]);
+    }
+    return out;
   }
 
   async function value(x) {  // data for as_data: typed arrays / {data, shape} as tensors
@@ -113,11 +127,25 @@ export function makePpl(tb) {
       }
       return m.model(...targets);
     },
-    /** Values of lazy arrays for given variable values, or over posterior draws (arrays
-     * chains x draws x shape). */
+    /** Values of a lazy array: over posterior draws -> {data: Float64Array, shape: [chains,
+     * draws, ...shape], dtype}; for given values (a plain object keyed by variable name, or a
+     * Map keyed by lazy arrays) -> a Tensor. */
     async calculate(target, values) {
-      const v = values instanceof Draws ? values.handle : values;
-      return tb.op("calculate", target, v ?? null);
+      const m = await mod();
+      if (values instanceof Draws) {
+        const r = await m.calculate(target, values.handle);
+        const d = r.data;
+        r.data = d instanceof Float64Array ? d : new Float64Array(d.buffer, d.byteOffset,
+          d.byteLength / 8);
+        return r;
+      }
+      if (values instanceof Map || values == null) return m.calculate(target, values ?? null);
+      const made = [];
+      try {
+        return await m.calculate(target, await named(values, made));
+      } finally {
+        for (const t of made) t.dispose();
+      }
     },
     /** The lazy array as Python and R print it: known values as numbers, unknown ones as
      * `?` (e.g. "lazy array (operation) [8]\n[?, ?, ...]"). */

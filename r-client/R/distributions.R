@@ -264,7 +264,16 @@ lkj_correlation <- function(eta, dimension = 2) {
       "distribution can be assigned to data only (as_data(), or operations on data only)"
     ), call. = FALSE)
   }
-  ppl_r_idiom(ppl("assign_distribution")(greta_array, value))
+  withCallingHandlers(
+    ppl_r_idiom(ppl("assign_distribution")(greta_array, value)),
+    tensorbridge_error = function(e) {
+      if (grepl("already has a distribution", conditionMessage(e), fixed = TRUE)) {
+        e$message <- paste0("distribution<-: greta_array already has a distribution ",
+                            "(each data array gets one)")
+        stop(e)
+      }
+    }
+  )
   greta_array
 }
 

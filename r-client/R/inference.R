@@ -181,9 +181,14 @@ ppl_progress_bar <- function(total) {
     filled <- as.integer(floor(width * done / total))
     eta <- if (done > 0 && done < total) sprintf(" | eta %3.0fs", now / done * (total - done))
            else sprintf(" | %5.1fs", now)
-    cat(sprintf("\r%8s [%s%s] %d/%d%s | %d divergences", info$phase,
+    # the sampling bar counts the divergences of sampling only (as print(draws) does)
+    divs <- info$divergences
+    if (identical(info$phase, "sampling") && !is.null(info$warmup_divergences)) {
+      divs <- divs - info$warmup_divergences
+    }
+    cat(sprintf("\r%8s [%s%s] %d/%d%s | %d divergences ", info$phase,
                 strrep("=", filled), strrep(" ", width - filled), done, total, eta,
-                info$divergences), file = stderr())
+                divs), file = stderr())
     if (done >= total) cat("\n", file = stderr())
     NULL
   }
@@ -464,11 +469,16 @@ opt <- function(model, optimiser = c("lbfgs", "adam"), max_iterations = 1000,
                 learning_rate = 0.05, seed = 0) {
   fn <- "opt"
   ppl_model_arg(model, fn)
-  if (!is.character(optimiser)) {
-    stop(sprintf("opt: optimiser must be \"lbfgs\" or \"adam\", not %s",
-                 ppl_describe(optimiser)), call. = FALSE)
+  if (identical(optimiser, c("lbfgs", "adam"))) optimiser <- "lbfgs"
+  if (!is.character(optimiser) || length(optimiser) != 1L ||
+      !optimiser %in% c("lbfgs", "adam")) {
+    shown <- if (is.character(optimiser) && length(optimiser) == 1L) {
+      sprintf("\"%s\"", optimiser)
+    } else {
+      ppl_describe(optimiser)
+    }
+    stop(sprintf("opt: optimiser must be \"lbfgs\" or \"adam\", not %s", shown), call. = FALSE)
   }
-  optimiser <- match.arg(optimiser)
   max_iterations <- ppl_count(max_iterations, "max_iterations", fn)
   tolerance <- ppl_real(tolerance, "tolerance", fn, 0, Inf)
   learning_rate <- ppl_real(learning_rate, "learning_rate", fn, 0, Inf)

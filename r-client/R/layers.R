@@ -123,8 +123,11 @@ check_activation <- function(x, name = "activation") {
 }
 
 # `layer_dense(4)`: a lone number in the place of `object` is the first argument.
+# Also any other lone value (`layer_dense("a")`), so that its check names the argument it was
+# meant for ("units must be a positive whole number, not \"a\"").
 lone_number <- function(object) {
-  is.numeric(object) && length(object) == 1L && is.null(dim(object))
+  (is.numeric(object) || is.character(object) || is.logical(object)) &&
+    length(object) == 1L && is.null(dim(object))
 }
 
 #' @rdname layers

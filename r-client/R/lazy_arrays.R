@@ -160,7 +160,8 @@ lazy_header <- function(inf) {
   kind <- inf$kind
   what <- if (!is.null(inf$distribution)) {
     if (identical(kind, "variable")) {
-      sprintf("variable following a %s distribution", inf$distribution)
+      sprintf("variable following %s %s distribution",
+              if (grepl("^[aeiou]", inf$distribution)) "an" else "a", inf$distribution)
     } else {
       sprintf("%s with a %s distribution", kind, inf$distribution)
     }
@@ -335,12 +336,22 @@ t.tb_lazy_array <- function(x) {
 #' @export
 ilogit <- function(x) {
   if (is_lazy(x)) return(lazy_op("sigmoid", x))
+  ppl_check_numeric_arg(x, "ilogit")
   stats::plogis(x)
+}
+
+# ilogit()/log1pe() of something that is neither a lazy array nor numeric.
+ppl_check_numeric_arg <- function(x, fn) {
+  if (!is.numeric(x) && !is.logical(x)) {
+    stop(sprintf("%s: x must be numeric or a lazy array, not %s", fn, ppl_describe(x)),
+         call. = FALSE)
+  }
 }
 
 #' @rdname ilogit
 #' @export
 log1pe <- function(x) {
   if (is_lazy(x)) return(lazy_op("softplus", x))
+  ppl_check_numeric_arg(x, "log1pe")
   ifelse(x > 0, x + log1p(exp(-x)), log1p(exp(x)))
 }

@@ -18,8 +18,14 @@ nn_fail <- function(msg) stop(msg, call. = FALSE)
 describe_value <- function(x) {
   if (is.null(x)) return("NULL")
   if (is.function(x)) return("a function")
+  if (is.factor(x)) return(sprintf("a factor of length %d", length(x)))
+  if (is.data.frame(x)) return(sprintf("a data frame with %d columns", ncol(x)))
   if (!is.atomic(x)) return(paste0("a ", class(x)[[1L]]))
-  if (length(x) != 1L) return(sprintf("a %s vector of length %d", typeof(x), length(x)))
+  if (length(x) != 1L) {
+    type <- typeof(x)
+    return(sprintf("%s %s vector of length %d", if (type == "integer") "an" else "a", type,
+                   length(x)))
+  }
   if (is.character(x)) return(sprintf("\"%s\"", x))
   format(x)
 }
@@ -148,7 +154,20 @@ check_model <- function(x, fn) {
 prepare_data <- function(x, name, column = TRUE) {
   if (is.null(x)) return(NULL)
   if (inherits(x, "tb_tensor")) return(x)
-  if (is.data.frame(x)) x <- as.matrix(x)
+  if (is.factor(x)) {
+    nn_fail(sprintf("%s is a factor; give class ids from 0 (as.integer(%s) - 1L) or numbers",
+                    name, name))
+  }
+  if (is.data.frame(x)) {
+    bad <- names(x)[!vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))]
+    if (length(bad)) {
+      nn_fail(sprintf(
+        "%s is a data frame with non-numeric columns (%s); give only the numeric columns, e.g. as.matrix(%s[, c(%s)])",
+        name, paste(bad, collapse = ", "), name,
+        paste0("\"", setdiff(names(x), bad), "\"", collapse = ", ")))
+    }
+    x <- as.matrix(x)
+  }
   if (is.list(x) && !is.object(x)) {
     out <- lapply(seq_along(x), function(i) {
       label <- if (is.null(names(x))) i else sprintf("\"%s\"", names(x)[[i]])

@@ -213,7 +213,8 @@ class LazyArray(Tracer):
         self.numpy()
 
     def _raw(self) -> Any:
-        self.numpy()
+        if not self.node.known:
+            self.numpy()  # raises: no value yet
         return self._primal._raw()
 
     def observe(self, family: LazyArray) -> LazyArray:

@@ -236,7 +236,11 @@ def get(identifier: Any) -> Metric:
             return _REG.lookup(identifier)(name=identifier)
         if identifier.lower() in ("accuracy", "acc"):
             return Accuracy(name=identifier)
-        loss = _losses.get(identifier)  # e.g. "binary_crossentropy" as a metric
+        try:
+            loss = _losses.get(identifier)  # e.g. "binary_crossentropy" as a metric
+        except ValueError:
+            known = ", ".join(sorted({"accuracy", *_REG.names(), *_losses._FN_REG.names()}))
+            raise ValueError(f"unknown metric {identifier!r}; known: {known}") from None
         return MeanMetricWrapper(loss.call, name=identifier)
     if isinstance(identifier, dict):
         cls = _REG.lookup(identifier["class_name"])

@@ -360,6 +360,8 @@ class Model(Layer):
             sparse = getattr(loss, "sparse_labels", False)
             dt = D.int32 if sparse else (t.dtype if t.dtype.kind == "f" else D.float32)
             arr = _data.as_host(v, dt, f"y[{t.name}]")
+            if sparse:
+                _check_class_ids(arr, t.shape[-1], f"y[{t.name}]")
             if len(arr.shape) == 1 and not sparse and len(t.shape) == 2 and t.shape[1] == 1:
                 arr = arr.reshape(-1, 1)  # targets (n,) for outputs (None, 1)
             out.append(arr)
@@ -730,6 +732,17 @@ def _host_dtype(arr: Any) -> D.DType:
     from ..backends.numpy_backend import numpy_dtype_to_runtime
 
     return numpy_dtype_to_runtime(arr.dtype)
+
+
+def _check_class_ids(arr: Any, n_classes: Any, what: str) -> None:
+    """Sparse labels must be class ids in [0, n_classes): one-hot of any other id is all zeros,
+    which would give a loss of 0 instead of an error."""
+    if not isinstance(n_classes, int) or isinstance(arr, Tensor) or not getattr(arr, "size", 0):
+        return
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi >= n_classes:
+        raise ValueError(f"{what}: class ids must be whole numbers from 0 to {n_classes - 1} "
+                         f"(the model has {n_classes} outputs), got values from {lo} to {hi}")
 
 
 def _check_shape(t: SymbolicTensor, shape: tuple[int, ...]) -> None:

@@ -65,12 +65,17 @@ class _Progress:
         self.total, self.enabled, self.callback, self.every = total, enabled, callback, every
         self.start = time.perf_counter()
         self.last_print = 0.0
+        self.warmup_divergences = 0
 
     def update(self, i: int, phase: str, divergences: int) -> None:
         done = i + 1
+        if phase == "warmup":
+            self.warmup_divergences = divergences
         if self.callback is not None and (done % self.every == 0 or done == self.total):
+            # divergences: all so far; warmup_divergences: those of warmup (so far)
             self.callback({"iteration": done, "total": self.total, "phase": phase,
                            "divergences": divergences,
+                           "warmup_divergences": self.warmup_divergences,
                            "elapsed": time.perf_counter() - self.start})
         if not self.enabled:
             return
@@ -80,8 +85,10 @@ class _Progress:
         self.last_print = now
         frac = done / self.total
         bar = "#" * int(30 * frac)
+        # as Stan and greta: the divergences of the current phase (warmup's are expected)
+        shown = divergences - (self.warmup_divergences if phase != "warmup" else 0)
         sys.stderr.write(f"\r{phase:>8} [{bar:<30}] {done}/{self.total} "
-                         f"{now - self.start:5.1f}s  divergences: {divergences}")
+                         f"{now - self.start:5.1f}s  divergences: {shown}")
         if done == self.total:
             sys.stderr.write("\n")
         sys.stderr.flush()

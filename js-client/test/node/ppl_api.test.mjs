@@ -62,9 +62,11 @@ test("eight schools from JS: draws, shapes, summary, progress", { timeout: 30000
   assert.ok(Math.abs(mean - row.mean) < 1e-9);
   // calculate(): theta over the posterior draws equals the traced theta
   const th = await tb.ppl.calculate(theta, draws);
-  const thv = th.tolist ? await th.tolist() : th;
-  assert.equal(thv.length, 2);
-  assert.ok(Math.abs(thv[0][0][0] - draws.variables.theta[0]) < 1e-4);
+  assert.ok(th.data instanceof Float64Array);
+  assert.deepEqual(th.shape, draws.shapes.theta);
+  for (const i of [0, 1, th.data.length - 1]) {
+    assert.ok(Math.abs(th.data[i] - draws.variables.theta[i]) < 1e-4);
+  }
 });
 
 test("AbortSignal stops sampling and keeps the draws so far; a throwing onProgress rejects",

@@ -130,7 +130,7 @@ test_that("normal-normal conjugate posterior within Monte Carlo error; opt() fin
   expect_equal(fit$value, -log_joint, tolerance = 1e-8)
   fit_adam <- opt(m, optimiser = "adam", max_iterations = 5000, learning_rate = 0.05)
   expect_equal(fit_adam$par$mu[1, 1], post_mean, tolerance = 1e-3)
-  expect_error(opt(m, optimiser = "newton"), "should be one of")
+  expect_error(opt(m, optimiser = "newton"), "optimiser must be \"lbfgs\" or \"adam\", not \"newton\"")
   expect_error(opt(m, max_iterations = 0), "max_iterations must be a whole number >= 1")
 })
 

@@ -315,12 +315,46 @@ def multinomial(size: Any, prob: Any, n_realisations: Any = None, dimension: Any
     return _make_mv(Multinomial(), {"size": _as_param(size), "prob": prob}, n_realisations)
 
 
+def _check_covariance(s: Any) -> None:
+    """Known ``Sigma`` values (``[..., K, K]``) must be symmetric and positive definite: with
+    NumPy, or in pure Python where there is none (Pyodide)."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is not None:
+        if not np.allclose(s, np.swapaxes(s, -1, -2)):
+            raise ValueError("multivariate_normal: Sigma must be symmetric")
+        try:
+            np.linalg.cholesky(s)
+        except np.linalg.LinAlgError:
+            raise ValueError("multivariate_normal: Sigma must be positive definite") from None
+        return
+
+    def matrices(m: Any) -> list[Any]:
+        return [m] if not isinstance(m[0][0], list) else [x for sub in m for x in matrices(sub)]
+
+    for a in matrices(s.tolist()):
+        k = len(a)
+        if any(abs(a[i][j] - a[j][i]) > 1e-8 + 1e-5 * abs(a[j][i])
+               for i in range(k) for j in range(i)):
+            raise ValueError("multivariate_normal: Sigma must be symmetric")
+        chol = [[0.0] * k for _ in range(k)]
+        for i in range(k):
+            for j in range(i + 1):
+                v = a[i][j] - sum(chol[i][m] * chol[j][m] for m in range(j))
+                if i == j:
+                    if not v > 0:
+                        raise ValueError("multivariate_normal: Sigma must be positive definite")
+                    chol[i][i] = math.sqrt(v)
+                else:
+                    chol[i][j] = v / chol[j][j]
+
+
 def multivariate_normal(mean: Any, Sigma: Any = None, n_realisations: Any = None,
                         dimension: Any = None, *, cholesky: Any = None) -> LazyArray:
     """Multivariate normal over the last axis, with covariance ``Sigma`` (factored here) or its
     lower Cholesky factor ``cholesky`` (the family's parameterisation)."""
-    import numpy as np
-
     if (Sigma is None) == (cholesky is None):
         raise ValueError("multivariate_normal: give exactly one of Sigma or cholesky")
     if cholesky is None:
@@ -329,13 +363,7 @@ def multivariate_normal(mean: Any, Sigma: Any = None, n_realisations: Any = None
             raise ValueError(f"multivariate_normal: Sigma must be square [..., K, K], got "
                              f"{list(Sigma.shape)}")
         if not _unknown(Sigma):
-            s = _host(Sigma)
-            if not np.allclose(s, np.swapaxes(s, -1, -2)):
-                raise ValueError("multivariate_normal: Sigma must be symmetric")
-            try:
-                np.linalg.cholesky(s)
-            except np.linalg.LinAlgError:
-                raise ValueError("multivariate_normal: Sigma must be positive definite") from None
+            _check_covariance(_host(Sigma))
         chol = ops.cholesky(Sigma)
     else:
         chol = _as_param(cholesky)
