@@ -425,6 +425,14 @@ def simulate_values(targets: Any, nsim: int, seed: Any, values: Any,
     return [np.asarray(o.numpy()) for o in out]
 
 
+def simulate_draws(targets: Any, nsim: int, seed: Any, draws: Any) -> list[Any]:
+    """The posterior predictive (greta's ``calculate(y, values = draws, nsim)``): ``targets``
+    simulated ``nsim`` times, each from one randomly chosen posterior draw: ``(nsim, *shape)``."""
+    out = tb.simulate(list(targets), nsim=int(nsim), seed=None if seed is None else int(seed),
+                      values=draws)
+    return [np.asarray(o.numpy()) for o in out]
+
+
 def model_arrays(m: Any, others: Any) -> list[str]:
     """Names among ``others`` (name -> lazy array) of the model's stochastic arrays: variables
     with a prior and data with a likelihood (what ``simulate(model)`` draws)."""

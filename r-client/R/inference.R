@@ -361,7 +361,9 @@ tb_summary <- function(draws) {
 #' @param values An `mcmc.list` from [mcmc()], or a named list of values.
 #' @param nsim `NULL`, or a number of simulations: then the arrays are simulated from the
 #'   model's priors (variables from their distributions, data with a distribution from its
-#'   likelihood: prior predictive), holding any `values` (a named list) fixed.
+#'   likelihood: prior predictive), holding any `values` (a named list) fixed; with
+#'   `values = draws`, each simulation takes the variables of one random posterior draw
+#'   (the posterior predictive, e.g. `calculate(y, values = draws, nsim = 100)`).
 #' @param seed With `nsim`: `NULL` (drawn from R's random number generator) or a whole number.
 #' @return An `mcmc.list` (for draws) or a named list of arrays; with `nsim`, arrays with a
 #'   leading dimension of `nsim`.
@@ -371,6 +373,7 @@ tb_summary <- function(draws) {
 #' calculate(theta, values = draws)
 #' calculate(theta, values = list(mu = 1, tau = 2, eta = rep(0, 8)))
 #' calculate(theta, nsim = 100)
+#' calculate(y, values = draws, nsim = 100)   # posterior predictive checks
 #' }
 #' @export
 calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
@@ -381,9 +384,6 @@ calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
     nsim <- ppl_count(nsim, "nsim", "calculate")
     seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
       ppl_count(seed, "seed", "calculate", lower = 0L)
-    if (inherits(values, "mcmc.list")) {
-      stop("calculate: with nsim, values must be a named list of fixed values", call. = FALSE)
-    }
   }
   targets <- unname(targets)
   if (inherits(values, "mcmc.list")) {
@@ -393,6 +393,15 @@ calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
         "calculate: values is an mcmc.list without the draws of the model's variables; ",
         "give the result of mcmc() as it is"
       ), call. = FALSE)
+    }
+    if (!is.null(nsim)) {  # posterior predictive: simulate from nsim random posterior draws
+      out <- ppl_r_idiom(ppl("simulate_draws")(targets, nsim, seed, info$draws))
+      res <- Map(function(v, t) {
+        dim(v) <- c(nsim, dim(t))
+        v
+      }, out, targets)
+      names(res) <- nms
+      return(res)
     }
     out <- ppl("calculate_draws")(targets, info$draws)
     res <- ppl_mcmc_list(out, ppl_names(nms, lapply(targets, dim)), info$warmup + 1L,

@@ -32,33 +32,48 @@ _PARAM_EVENT_NDIM = {
 }
 
 
-def simulate(targets: Any, nsim: int = 1, seed: int | None = None,
-             values: dict[Any, Any] | None = None) -> Any:
+def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
+             values: Any = None) -> Any:
     """Simulate ``targets`` (a lazy array, or a list/tuple/dict of them) ``nsim`` times from the
     model's prior: variables from their prior distributions, data that has a distribution from
     that distribution (prior predictive), operations from the values they depend on.
 
     ``values``: ``{lazy array: value}`` held fixed in every simulation (e.g. a parameter, to
-    simulate data given it). Returns tensors of shape ``(nsim, *shape)`` in the structure of
-    ``targets``. The same ``seed`` gives the same simulations. A variable with no distribution
-    (``variable()``, a flat prior) cannot be simulated: that is an error naming it.
+    simulate data given it), or posterior :class:`Draws` from ``mcmc`` for the posterior
+    predictive distribution (as greta's ``calculate(y, values = draws, nsim)``): each simulation
+    takes the variables of one posterior draw, picked at random (without replacement while
+    ``nsim`` does not exceed the number of draws; ``nsim=None``: every draw, in order).
+
+    Returns tensors of shape ``(nsim, *shape)`` in the structure of ``targets``; ``nsim``
+    defaults to 1 from the prior. The same ``seed`` gives the same simulations. A variable with
+    no distribution (``variable()``, a flat prior) cannot be simulated: that is an error naming
+    it.
     """
     from ..ops.creation import tensor
     from ..ops.shape import broadcast_to
+    from ..ppl.draws import Draws
     from ..pytree import tree_flatten, tree_unflatten
     from ..random import Generator, default_generator
 
-    if isinstance(nsim, bool) or not isinstance(nsim, int) or nsim < 1:
+    if nsim is not None and (isinstance(nsim, bool) or not isinstance(nsim, int) or nsim < 1):
         raise ValueError(f"nsim: expected an integer >= 1, got {nsim!r}")
     gen = default_generator() if seed is None else Generator(int(seed))
     leaves, td = tree_flatten(targets)
     nodes = [node_of(t) for t in leaves]
-    feed = {node_of(k): v for k, v in (values or {}).items()}
     names = _caller_names(sys._getframe(1))
+    posterior: dict[GraphNode, Any] = {}  # variable -> (nsim, *shape) values from the draws
+    if isinstance(values, Draws):
+        nsim, posterior = _posterior_values(nodes, values, nsim, gen)
+        feed: dict[GraphNode, Any] = {}
+    else:
+        nsim = 1 if nsim is None else nsim
+        feed = {node_of(k): v for k, v in (values or {}).items()}
 
     env: dict[GraphNode, tuple[Any, bool]] = {}  # node -> (value, has the nsim axis)
-    for n in _order(nodes, feed):
-        if n in feed:
+    for n in _order(nodes, {**feed, **posterior}):
+        if n in posterior:
+            env[n] = (posterior[n], True)
+        elif n in feed:
             ref = n.reference
             x = tensor(feed[n], dtype=ref.dtype, backend=ref.backend)
             if tuple(x.shape) != tuple(ref.shape):
@@ -85,6 +100,35 @@ def simulate(targets: Any, nsim: int = 1, seed: int | None = None,
         x, batched = env[n]
         out.append(x if batched else broadcast_to(x, (nsim, *x.shape)))
     return tree_unflatten(td, out)
+
+
+def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
+                      gen: Any) -> tuple[int, dict[GraphNode, Any]]:
+    """Pick ``nsim`` posterior draws; each variable the targets need gets ``(nsim, *shape)``."""
+    from ..ppl.array_namespace import np, to_host, to_tensor
+
+    total = draws.chains * draws.n_draws
+    if total == 0:
+        raise ValueError("values: the draws are empty (the run was interrupted before sampling)")
+    if nsim is None:
+        idx = list(range(total))
+    elif nsim <= total:  # a random subset: the order of uniforms is a random permutation
+        keys = to_host(gen.uniform((total,), dtype="float64")).tolist()
+        idx = sorted(range(total), key=keys.__getitem__)[:nsim]
+    else:
+        u = to_host(gen.uniform((nsim,), dtype="float64")).tolist()
+        idx = [min(int(x * total), total - 1) for x in u]
+    out: dict[GraphNode, Any] = {}
+    for n in _order(nodes, {}):
+        if not isinstance(n, VariableNode):
+            continue
+        name = draws.node_names.get(n) or n.name
+        if name not in draws.values:
+            raise ValueError(f"values: the draws have no values for variable {n.label()}; they "
+                             f"hold {', '.join(draws.values)}")
+        flat = np.asarray(draws.values[name]).reshape(total, *n.shape)
+        out[n] = to_tensor(flat[np.asarray(idx)], dtype=n.dtype, backend=n.reference.backend)
+    return len(idx), out
 
 
 def _stochastic(n: GraphNode) -> bool:

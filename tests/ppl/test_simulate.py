@@ -127,3 +127,31 @@ def test_bad_nsim() -> None:
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="nsim"):
             tb.simulate(mu, nsim=bad)
+
+
+def test_posterior_predictive_from_draws() -> None:
+    """simulate(y, values=draws): each simulation uses one posterior draw's variables."""
+    import numpy as np
+
+    mu = tb.normal(0.0, 5.0)
+    sd = tb.exponential(1.0)
+    y = tb.as_data([1.0, 2.0, 3.0, 2.5])
+    tb.distribution(y, tb.normal(mu, sd))
+    draws = tb.mcmc(tb.model(mu, sd), n_samples=400, warmup=300, chains=2, seed=1,
+                    progress=False)
+    every = tb.simulate(y, values=draws, seed=2).numpy()  # nsim=None: every draw, in order
+    assert every.shape == (800, 4)
+    m = draws["mu"].reshape(-1)[:, None]
+    s = draws["sd"].reshape(-1)[:, None]
+    z = (every - m) / s  # standard normal only if simulation i used draw i
+    assert abs(z.mean()) < 0.08 and abs(z.var() - 1.0) < 0.1
+    some = tb.simulate(y, values=draws, nsim=100, seed=3).numpy()
+    assert some.shape == (100, 4)
+    # a random subset of the draws (NUTS repeats a value now and then, so nearly all distinct)
+    again = tb.simulate([mu, y], values=draws, nsim=100, seed=3)
+    picked = again[0].numpy()
+    assert set(picked.tolist()) <= set(draws["mu"].reshape(-1).tolist())
+    assert len(np.unique(picked)) >= 95
+    np.testing.assert_array_equal(again[1].numpy(), some)  # same seed, same simulations
+    more = tb.simulate(mu, values=draws, nsim=2000, seed=4).numpy()  # with replacement
+    assert more.shape == (2000,) and set(more.tolist()) <= set(draws["mu"].reshape(-1).tolist())

@@ -144,3 +144,20 @@ test_that("distribution shape errors and a second distribution<- name what went 
   expect_identical(capture.output(print(inverse_gamma(2, 1)))[[1]],
                    "lazy array (variable following an inverse_gamma distribution)")
 })
+
+test_that("calculate(y, values = draws, nsim) simulates the posterior predictive", {
+  y <- as_data(c(1, 2, 3, 2.5))
+  mu <- normal(0, 5)
+  sd <- exponential(1)
+  distribution(y) <- normal(mu, sd)
+  draws <- mcmc(model(mu, sd), n_samples = 300, warmup = 300, chains = 2, seed = 1,
+                verbose = FALSE)
+  pp <- calculate(y, values = draws, nsim = 200, seed = 2)
+  expect_named(pp, "y")
+  expect_equal(dim(pp$y), c(200L, 4L, 1L))
+  # predictive spread exceeds the data's: it includes sd and the posterior of mu
+  expect_gt(stats::var(as.vector(pp$y)), 0.5)
+  expect_lt(abs(mean(pp$y) - mean(as.matrix(draws)[, "mu"])), 0.4)
+  again <- calculate(y, values = draws, nsim = 200, seed = 2)
+  expect_identical(again$y, pp$y)
+})
