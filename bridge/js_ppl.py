@@ -103,6 +103,23 @@ def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
     return out
 
 
+def simulate(target: Any, nsim: Any = None, seed: Any = None, values: Any = None) -> Any:
+    """``simulate`` for JS: the prior (predictive), or with the draws as ``values`` the
+    posterior predictive; a flat float64 buffer and the shape ``[nsim, ...shape]``."""
+    from ..runtime.graph.nodes import LazyArray
+    from ..runtime.graph.simulate import simulate as _simulate
+
+    if not isinstance(target, LazyArray):
+        raise TypeError(f"simulate: target must be a lazy array (from tb.ppl), not "
+                        f"{type(target).__name__}")
+    for name, v in (("nsim", nsim), ("seed", seed)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise ValueError(f"simulate: {name} must be a whole number, got {v!r}")
+    out = _simulate(target, nsim=nsim, seed=seed, values=values)
+    data, shape = _buffer(out)
+    return {"data": data, "shape": shape, "dtype": "float64"}
+
+
 def calculate(target: Any, values: Any = None) -> Any:
     """``calculate`` for JS: ``values`` may be the draws (the result comes back as a flat
     float64 buffer and a shape, chains x draws x shape), a dict keyed by lazy arrays (a JS

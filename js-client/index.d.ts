@@ -400,6 +400,9 @@ export interface Ppl {
     dtype: "float64" }>;
   calculate(target: LazyArray, values?: Map<LazyArray, unknown>
     | Record<string, PplArg | { data: TypedArray; shape: number[] }>): Promise<Tensor>;
+  /** Prior (predictive) simulations, or with `values: draws` the posterior predictive. */
+  simulate(target: LazyArray, options?: { nsim?: number; seed?: number; values?: Draws }):
+    Promise<{ data: Float64Array; shape: number[]; dtype: string }>;
   /** The lazy array as printed in Python and R: known values, `?` where unknown. */
   format(x: LazyArray): Promise<string>;
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;

@@ -147,6 +147,21 @@ export function makePpl(tb) {
         for (const t of made) t.dispose();
       }
     },
+    /** Simulations of a lazy array, {data: Float64Array, shape: [nsim, ...shape], dtype}:
+     * from the prior (prior predictive for data with a distribution), or with
+     * `{values: draws}` the posterior predictive (one random posterior draw per simulation;
+     * `nsim` omitted: every draw). Options: {nsim, seed, values}. */
+    async simulate(target, options = {}) {
+      const { nsim = null, seed = null, values = null } = options;
+      if (values !== null && !(values instanceof Draws)) {
+        throw new TypeError("simulate: values must be the draws from tb.mcmc (or omitted)");
+      }
+      const r = await (await mod()).simulate(target, nsim, seed, values?.handle ?? null);
+      const d = r.data;
+      r.data = d instanceof Float64Array ? d : new Float64Array(d.buffer, d.byteOffset,
+        d.byteLength / 8);
+      return r;
+    },
     /** The lazy array as Python and R print it: known values as numbers, unknown ones as
      * `?` (e.g. "lazy array (operation) [8]\n[?, ?, ...]"). */
     async format(x) { return (await mod()).format_lazy(x); },

@@ -121,3 +121,26 @@ test("lazy arrays print their unknown values as ?", async () => {
   assert.match(await g.format(known), /\[1\.5, 2\]/);
   await assert.rejects(g.format(3), /format: x must be a lazy array/);
 });
+
+test("simulate: prior predictive and posterior predictive from the draws", { timeout: 300000 },
+  async () => {
+    const g = tb.ppl;
+    const mu = await g.normal(0, 5);
+    const y = await g.asData(new Float64Array([1, 2, 3, 2.5]));
+    await g.distribution(y, await g.normal(mu, 1));
+    const prior = await g.simulate(mu, { nsim: 2000, seed: 1 });
+    assert.deepEqual(prior.shape, [2000]);
+    const sd = Math.sqrt(prior.data.reduce((a, x) => a + x * x, 0) / 2000);
+    assert.ok(Math.abs(sd - 5) < 0.5, `prior sd ${sd}`);
+    const draws = await tb.mcmc(await g.model({ mu }), { nSamples: 200, warmup: 200, chains: 2,
+      seed: 3 });
+    const pp = await g.simulate(y, { values: draws, nsim: 100, seed: 2 });
+    assert.deepEqual(pp.shape, [100, 4]);
+    const mean = pp.data.reduce((a, x) => a + x, 0) / pp.data.length;
+    assert.ok(Math.abs(mean - 2.1) < 0.6, `posterior predictive mean ${mean}`);
+    const every = await g.simulate(y, { values: draws });
+    assert.deepEqual(every.shape, [400, 4]);
+    await assert.rejects(g.simulate(mu, { nsim: -1 }), /nsim/);
+    await assert.rejects(g.simulate(3), /simulate: target must be a lazy array/);
+    draws.dispose();
+  });
