@@ -151,3 +151,31 @@ diag <- function(x = 1, nrow, ncol, names = TRUE) {
   k <- seq_len(min(d))
   x[(k - 1L) * d[[1L]] + k]
 }
+
+#' Cholesky factor of a lazy array
+#'
+#' As base R's [chol()]: the upper-triangular `R` with `t(R) %*% R == x`, for a symmetric
+#' positive-definite lazy array `x` (greta's `chol`). Differentiable, so it can sit inside a
+#' model (e.g. a covariance built from variables).
+#'
+#' @param x A square lazy array.
+#' @param ... Unused.
+#' @return A lazy array.
+#' @export
+chol.tb_lazy_array <- function(x, ...) {
+  check_live(x)
+  d <- dim(x)
+  if (length(d) != 2L || d[[1L]] != d[[2L]]) {
+    stop(sprintf("chol: x must be a square matrix, not of dimension %s",
+                 paste(d, collapse = " x ")), call. = FALSE)
+  }
+  t(lazy_op("cholesky", x))
+}
+
+#' @export
+solve.tb_lazy_array <- function(a, b, ...) {
+  stop(paste0(
+    "solve: not available for lazy arrays yet; for a symmetric positive-definite a, use ",
+    "L <- t(chol(a)) and solve with L and t(L), or write the model in terms of chol(a)"
+  ), call. = FALSE)
+}

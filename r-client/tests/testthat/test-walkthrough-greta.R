@@ -2,9 +2,15 @@
 
 test_that("the README's eight schools block runs as written (y and sigma defined)", {
   skip_if_no_python()
-  path <- testthat::test_path("..", "..", "..", "README.md")
-  skip_if_not(file.exists(path), "README.md of the checkout not found")
-  readme <- readLines(path, warn = FALSE)
+  # the checkout's README: next to r-client/ when run from the checkout, else found through
+  # the checkout's Python (.venv/bin/python), as under R CMD check
+  python <- Sys.getenv("TENSORBRIDGE_PYTHON")
+  candidates <- c(testthat::test_path("..", "..", "..", "README.md"),
+                  if (nzchar(python)) file.path(dirname(dirname(dirname(python))), "README.md"))
+  is_top <- function(p) file.exists(p) && any(readLines(p, warn = FALSE) == "## Two commands")
+  path <- Filter(is_top, candidates)
+  skip_if(length(path) == 0L, "the checkout's README.md was not found")
+  readme <- readLines(path[[1L]], warn = FALSE)
   start <- grep("^# R \\(greta's syntax", readme)
   expect_length(start, 1L)
   block <- readme[start:(start + 7L)]
@@ -160,4 +166,16 @@ test_that("calculate(y, values = draws, nsim) simulates the posterior predictive
   expect_lt(abs(mean(pp$y) - mean(as.matrix(draws)[, "mu"])), 0.4)
   again <- calculate(y, values = draws, nsim = 200, seed = 2)
   expect_identical(again$y, pp$y)
+})
+
+test_that("chol() of a lazy array is base R's upper factor; solve() says it is unavailable", {
+  a <- matrix(c(4, 2, 2, 3), 2)
+  s <- as_data(a)
+  r <- chol(s)
+  expect_s3_class(r, "tb_lazy_array")
+  expect_equal(calculate(r)[[1]], chol(a), tolerance = 1e-12)
+  v <- variable(lower = 0.5, upper = 2)
+  expect_output(print(chol(s * v)), "\\?")
+  expect_error(chol(as_data(matrix(1:6, 2))), "square matrix")
+  expect_error(solve(s), "solve: not available for lazy arrays")
 })
