@@ -300,12 +300,10 @@ t.tb_lazy_array <- function(x) {
 `[.tb_lazy_array` <- function(x, ..., drop = FALSE) {
   check_live(x)
   d <- dim(x)
-  cl <- as.list(sys.call())[-c(1L, 2L)]
-  if (!is.null(names(cl))) cl <- cl[names(cl) != "drop"]
-  if (!length(cl)) return(x)
-  empty <- vapply(cl, function(a) identical(a, quote(expr = )), logical(1))
-  env <- parent.frame()
-  values <- lapply(seq_along(cl), function(k) if (empty[[k]]) NULL else eval(cl[[k]], env))
+  sub <- subscripts(sys.call(), parent.frame())
+  if (is.null(sub)) return(x)
+  values <- sub$values
+  empty <- sub$empty
   if (length(values) == 1L) {
     if (empty[[1L]]) return(x)
     pos <- index_positions(values[[1L]], prod(d))

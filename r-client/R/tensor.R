@@ -238,16 +238,26 @@ index_positions <- function(i, n) {
   i - 1L
 }
 
+# The subscripts of a `[` call on a tensor or lazy array, evaluated in the caller's frame:
+# list(values, empty) with NULL for an empty subscript (x[, 1]); NULL when there are none
+# (x[]). `drop = ` is not a subscript.
+subscripts <- function(call, env) {
+  cl <- as.list(call)[-c(1L, 2L)]
+  if (!is.null(names(cl))) cl <- cl[names(cl) != "drop"]
+  if (!length(cl)) return(NULL)
+  empty <- vapply(cl, function(a) identical(a, quote(expr = )), logical(1))
+  values <- lapply(seq_along(cl), function(k) if (empty[[k]]) NULL else eval(cl[[k]], env))
+  list(values = values, empty = empty)
+}
+
 #' @export
 `[.tb_tensor` <- function(x, ..., drop = TRUE) {
   check_live(x)
   shape <- .subset2(x, "shape")
-  cl <- as.list(sys.call())[-c(1L, 2L)]
-  if (!is.null(names(cl))) cl <- cl[names(cl) != "drop"]
-  if (!length(cl)) return(x)
-  empty <- vapply(cl, function(a) identical(a, quote(expr = )), logical(1))
-  env <- parent.frame()
-  values <- lapply(seq_along(cl), function(k) if (empty[[k]]) NULL else eval(cl[[k]], env))
+  sub <- subscripts(sys.call(), parent.frame())
+  if (is.null(sub)) return(x)
+  values <- sub$values
+  empty <- sub$empty
   if (length(values) == 1L) {
     if (empty[[1L]]) return(x)
     pos <- index_positions(values[[1L]], prod(shape))

@@ -150,17 +150,9 @@ test("mcmc in the worker: progress on the main thread, abort keeps the draws so 
     const p = await page("/test/browser/page.html");
     await p.evaluate(() => window.tbReady);
     const r = await p.evaluate(async () => {
-      const g = tb.ppl;
-      const build = async () => {
-        const y = await g.asData([28, 8, -3, 7, -1, 1, 18, 12]);
-        const sigma = await g.asData([15, 10, 16, 11, 9, 11, 10, 18]);
-        const mu = await g.normal(0, 5);
-        const tau = await g.cauchy(0, 5, { truncation: [0, Infinity] });
-        const eta = await g.normal(0, 1, { dim: 8 });
-        const theta = await tb.add(mu, await tb.mul(tau, eta));
-        await g.distribution(y, await g.normal(theta, sigma));
-        return g.model({ mu, tau, eta, theta });
-      };
+      // the demo's model module, as the eight schools page loads it
+      const { eightSchools } = await import("/demo/eight_schools_model.js");
+      const build = () => eightSchools(tb);
       const progress = [];
       const t0 = performance.now();
       const draws = await tb.mcmc(await build(), { nSamples: 150, warmup: 150, chains: 2,
