@@ -9,6 +9,7 @@ the buffer early, TensorFlow.js style, and later use raises :class:`DisposedTens
 from __future__ import annotations
 
 import itertools
+import math
 from typing import TYPE_CHECKING, Any
 
 from . import lifetime as _lifetime
@@ -89,10 +90,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

@@ -44,6 +44,7 @@ positive definite raises ``ValueError`` like NumPy's ``LinAlgError``.
 
 from __future__ import annotations
 
+import math
 import warnings
 from array import array
 from typing import Any
@@ -96,10 +97,7 @@ class TfjsArray:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def __repr__(self) -> str:
         return f"TfjsArray(#{self.id}, shape={self.shape}, dtype={self.dtype.name})"

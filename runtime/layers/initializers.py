@@ -269,8 +269,7 @@ def get(identifier: Any) -> Initializer:
     if isinstance(identifier, str):
         return _REG.lookup(identifier)()
     if isinstance(identifier, dict):
-        cls = _REG.lookup(identifier["class_name"])
-        return cls.from_config(dict(identifier.get("config") or {}))
+        return _REG.from_config(identifier)
     if callable(identifier):
         return _CallableInitializer(identifier)
     raise TypeError(f"initializer: cannot interpret {identifier!r}")

@@ -176,19 +176,25 @@ def _default_name(cls_name: str) -> str:
     return _snake(cls_name)
 
 
+def align_sample_weight(sample_weight: Any, per: Tensor) -> Tensor:
+    """``sample_weight`` as a tensor of ``per``'s dtype whose axes line up with ``per``'s from
+    the batch axis on (trailing 1s dropped, missing axes added), ready to broadcast."""
+    from ..ops.dispatch import as_tensor
+
+    w = as_tensor(sample_weight, "sample_weight", like=per)
+    if w.dtype is not per.dtype:
+        w = ops.cast(w, per.dtype)
+    while w.ndim > per.ndim and w.shape[-1] == 1:
+        w = ops.squeeze(w, -1)
+    while w.ndim < per.ndim:
+        w = ops.expand_dims(w, -1)
+    return w
+
+
 def reduce_weighted(per: Tensor, sample_weight: Any, reduction: str) -> Tensor:
     """Apply ``sample_weight`` (broadcast from the batch axis) and reduce."""
     if sample_weight is not None:
-        from ..ops.dispatch import as_tensor
-
-        w = as_tensor(sample_weight, "sample_weight", like=per)
-        if w.dtype is not per.dtype:
-            w = ops.cast(w, per.dtype)
-        while w.ndim > per.ndim and w.shape[-1] == 1:
-            w = ops.squeeze(w, -1)
-        while w.ndim < per.ndim:
-            w = ops.expand_dims(w, -1)
-        per = per * w
+        per = per * align_sample_weight(sample_weight, per)
     if reduction == "none":
         return per
     total = ops.sum(per)
@@ -303,8 +309,7 @@ def get(identifier: Any) -> Loss:
         obj = _BY_FUNCTION[fn]()
         return obj
     if isinstance(identifier, dict):
-        cls = _REG.lookup(identifier["class_name"])
-        return cls.from_config(dict(identifier.get("config") or {}))
+        return _REG.from_config(identifier)
     if callable(identifier):
         cls = _BY_FUNCTION.get(identifier)
         return cls() if cls is not None else LossFunctionWrapper(identifier)

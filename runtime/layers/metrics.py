@@ -86,16 +86,7 @@ class Metric:
 def _weighted_stats(per: Tensor, sample_weight: Any) -> tuple[Tensor, Tensor]:
     if sample_weight is None:
         return ops.sum(per), _count(per)
-    from ..ops.dispatch import as_tensor
-
-    w = as_tensor(sample_weight, "sample_weight", like=per)
-    if w.dtype is not per.dtype:
-        w = ops.cast(w, per.dtype)
-    while w.ndim > per.ndim and w.shape[-1] == 1:
-        w = ops.squeeze(w, -1)
-    while w.ndim < per.ndim:
-        w = ops.expand_dims(w, -1)
-    w = ops.broadcast_to(w, per.shape)
+    w = ops.broadcast_to(_losses.align_sample_weight(sample_weight, per), per.shape)
     return ops.sum(per * w), ops.sum(w)
 
 
@@ -243,8 +234,7 @@ def get(identifier: Any) -> Metric:
             raise ValueError(f"unknown metric {identifier!r}; known: {known}") from None
         return MeanMetricWrapper(loss.call, name=identifier)
     if isinstance(identifier, dict):
-        cls = _REG.lookup(identifier["class_name"])
-        return cls.from_config(dict(identifier.get("config") or {}))
+        return _REG.from_config(identifier)
     if callable(identifier):
         return MeanMetricWrapper(identifier)
     raise TypeError(f"metric: cannot interpret {identifier!r}")

@@ -417,8 +417,7 @@ def get(identifier: Any) -> Optimizer:
     if isinstance(identifier, str):
         return _REG.lookup(identifier)()
     if isinstance(identifier, dict):
-        cls = _REG.lookup(identifier["class_name"])
-        return cls.from_config(dict(identifier.get("config") or {}))
+        return _REG.from_config(identifier)
     raise TypeError(f"optimizer: cannot interpret {identifier!r}")
 
 

@@ -45,6 +45,10 @@ class Registry:
             raise ValueError(f"unknown {self.kind} {name!r}; known: {known}")
         return found
 
+    def from_config(self, config: dict[str, Any]) -> Any:
+        """An instance from a Keras-style ``{"class_name", "config"}`` dict."""
+        return self.lookup(config["class_name"]).from_config(dict(config.get("config") or {}))
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and canonical(name) in self._items
 

@@ -15,6 +15,7 @@ scope).
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -113,10 +114,7 @@ class Variable:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     def numpy(self) -> Any:
         return self._value.numpy()
