@@ -7,7 +7,7 @@ Everything here is re-exported as ``tensorbridge``::
     tb.grad(lambda x: tb.tanh(x @ x).sum())(x)
 """
 
-from . import dtypes, layers, random
+from . import dtypes, layers, random, testing
 from .autodiff import (
     CustomPrimitive,
     Primitive,
@@ -134,6 +134,7 @@ __all__ = [
     "normal",
     "primitive",
     "random",
+    "testing",
     "register_backend",
     "register_kernel",
     "set_backend",

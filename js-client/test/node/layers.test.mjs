@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { boot } from "./helpers.mjs";
 import { inputsAndPredictions, modelFromR } from "./model_fixture.mjs";
+import { assertClose, chainedLength, normwise } from "../tolerance.mjs";
 
 const tb = await boot();
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
@@ -39,12 +40,6 @@ async function mlp(d) {
   return model;
 }
 
-function close(got, want, rtol, atol, what) {
-  const g = Array.from(got).flat(Infinity), w = Array.from(want).flat(Infinity);
-  assert.equal(g.length, w.length, `${what}: ${g.length} values, expected ${w.length}`);
-  g.forEach((v, i) => assert.ok(Math.abs(v - w[i]) <= atol + rtol * Math.abs(w[i]),
-    `${what}[${i}]: ${v} vs ${w[i]}`));
-}
 
 test("sequential + compile + fit with callbacks on the tfjs backend", async () => {
   const { x, y, n, d } = regression();
@@ -172,7 +167,9 @@ _out`);
   assert.deepEqual(r.registered, [true, true, true, true, true, true, true]);
   for (const k of ["0", "1", "2", "3"]) {
     const [fused, composite] = r[k];
-    close(fused, composite, 1e-5, 1e-6, `optimizer ${k}`);
+    // float32 on both sides, 3 epochs x 4 batches, each summing 16 rows x 20 inputs
+    assertClose(fused, composite, { dtype: "float32", n: chainedLength(12, 16 * 20),
+      magnitude: normwise(composite) }, `optimizer ${k}`);
   }
   await assert.rejects(tb.runPython(`
 _L = tb.layers
@@ -198,16 +195,23 @@ for (const name of ["layers_linear", "layers_mlp"]) {
       await model.compile({ optimizer, loss: fx.loss, metrics: fx.metrics });
       const h = await model.fit(fx.x, fx.y, { epochs: fx.fit.epochs,
         batchSize: fx.fit.batch_size, shuffle: fx.fit.shuffle });
+      // the fixture is float64; tfjs trains in float32: a chained float32 computation of
+      // (epochs x batches) steps, each summing batch_size rows x the widest fan-in
+      const steps = fx.fit.epochs * Math.ceil(fx.x.length / fx.fit.batch_size);
+      const fanIn = Math.max(fx.input_shape[0], ...fx.layers.map((l) => l.units));
+      const tol = { dtype: "float32", n: chainedLength(steps, fx.fit.batch_size * fanIn) };
       for (const [k, want] of Object.entries(fx.expected.history)) {
-        close(h.history[k], want, 2e-4, 1e-6, `${name} history.${k}`);
+        assertClose(h.history[k], want, { ...tol, magnitude: normwise(want) },
+          `${name} history.${k}`);
       }
       const ws = await model.getWeights();
       for (let i = 0; i < ws.length; i++) {
-        close(await ws[i].array(), fx.expected.final_weights[i], 1e-3, 2e-5,
+        const want = fx.expected.final_weights[i];
+        assertClose(await ws[i].array(), want, { ...tol, magnitude: normwise(want) },
           `${name} weight ${i}`);
       }
-      close(await (await model.predict(fx.x)).array(), fx.expected.predictions, 1e-3, 2e-5,
-        `${name} predictions`);
+      assertClose(await (await model.predict(fx.x)).array(), fx.expected.predictions,
+        { ...tol, magnitude: normwise(fx.expected.predictions) }, `${name} predictions`);
       model.dispose();
     });
 }
@@ -218,7 +222,9 @@ test("a model saved by the R client loads and predicts the same numbers", async 
   const model = await tb.layers.loadModel(dir);
   const { x, p } = inputsAndPredictions(expected);
   const pred = await model.predict(x);
-  close(await pred.array(), p, 1e-4, 1e-5, "predictions");
+  // float32 weights, one forward pass (fan-in at most 6) on each side
+  assertClose(await pred.array(), p, { dtype: "float32", n: 6, magnitude: normwise(p) },
+    "predictions");
 });
 
 test("Philox blocks computed in JS equal the Python reference word for word (fast init)",

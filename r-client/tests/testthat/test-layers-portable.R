@@ -95,8 +95,19 @@ test_that("the committed cross-language fixture matches what R computes", {
   d <- portable_data()
   expect_identical(expected$x, d$x)
   fresh <- portable_model()
-  expect_equal(fresh$history$metrics, expected$history, tolerance = 1e-12)
+  # the fixture was trained on another machine in float32: the tolerance policy for a chained
+  # float32 computation (3 epochs x 3 batches, each summing 4 rows x fan-in 6), normwise
+  n_fit <- chained_length(3 * 3, 4 * 6)
+  for (k in names(expected$history)) {
+    want <- unlist(expected$history[[k]])
+    expect_close(unlist(fresh$history$metrics[[k]]), want, dtype = "float32", n = n_fit,
+                 magnitude = max(abs(want)), info = k)
+  }
   loaded <- load_model_tb(file.path(dir, "model_from_r"))
-  expect_equal(predict(loaded, expected$x), expected$predictions, tolerance = 1e-12)
-  expect_equal(predict(fresh$model, expected$x), expected$predictions, tolerance = 1e-12)
+  scale <- max(abs(expected$predictions))
+  # the same float32 weights: one forward pass, fan-in at most 6
+  expect_close(predict(loaded, expected$x), expected$predictions, dtype = "float32", n = 6,
+               magnitude = scale)
+  expect_close(predict(fresh$model, expected$x), expected$predictions, dtype = "float32",
+               n = n_fit, magnitude = scale)
 })
