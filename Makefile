@@ -32,22 +32,27 @@ demo-python: $(VENV)/.demo-deps
 	$(PY) examples/demo.py
 	$(PY) examples/showcase.py --only python
 
-## test: install every suite's dependencies, then run every suite
-test: setup-test lint test-python test-numpy2 test-r test-js test-browser
-	@echo "make test: all suites passed"
+## test: install every suite's dependencies, then run every suite (tests/suites/run.py): one
+## failing suite never hides the others; a table of passed/failed/skipped/seconds per suite at the
+## end (also test-output/summary.md), exit 1 if any failed. `tests/suites/run.py --list` shows them.
+test:
+	@$(MAKE) --no-print-directory -k setup-test || \
+	  echo "make test: some dependencies did not install; the suites needing them will fail"
+	$(PYTHON) tests/suites/run.py
 
-setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps $(VENV)/.r-deps
+setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps $(VENV)/.r-deps js /usr/bin/chromium
 
 lint: $(VENV)/.test-deps
-	$(PY) -m ruff check .
+	$(PYTHON) tests/suites/run.py lint
 
 test-python: $(VENV)/.test-deps
-	TENSORBRIDGE_REQUIRE_TF=1 $(PY) -m pytest tests --ignore=tests/r
+	$(PYTHON) tests/suites/run.py python python-openblas-haswell python-openblas-prescott
 
 test-numpy2: $(VENV2)/.test-deps
-	$(PY2) -m pytest tests/runtime tests/bridge -p no:cacheprovider
+	$(PYTHON) tests/suites/run.py numpy2
 
-## test-r: install the R package, R CMD check it, run testthat and the rpy2-hosted pytest suite
+## test-r: install the R package, R CMD check it, run testthat (also under two forced OpenBLAS
+## kernel families) and the rpy2-hosted pytest suite
 $(VENV)/.r-deps: $(VENV)/.test-deps pyproject.toml
 	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(R_DEBS); }
@@ -55,11 +60,7 @@ $(VENV)/.r-deps: $(VENV)/.test-deps pyproject.toml
 	touch $@
 
 test-r: $(VENV)/.r-deps
-	R CMD INSTALL --no-multiarch r-client
-	cd r-client && rm -rf tensorbridge.Rcheck tensorbridge_*.tar.gz && R CMD build . && \
-	  $(R_ENV) R CMD check --no-manual tensorbridge_*.tar.gz
-	$(R_ENV) Rscript -e 'testthat::test_dir("r-client/tests/testthat", package = "tensorbridge", load_package = "installed", stop_on_failure = TRUE)'
-	$(RPY2) $(PY) -m pytest tests/r
+	$(PYTHON) tests/suites/run.py r-check r-testthat r-openblas-haswell r-openblas-prescott r-rpy2
 
 ## js: the npm package's dependencies and the offline Pyodide folder with the runtime's wheel
 js: $(JS)/node_modules/.stamp $(JS)/dist/build-info.json
@@ -78,14 +79,17 @@ $(JS)/dist/build-info.json: $(JS)/node_modules/.stamp $(VENV)/.demo-deps pyproje
 		chromium fonts-dejavu-core
 
 test-js: js
-	cd $(JS) && node --expose-gc --test test/node/
+	$(PYTHON) tests/suites/run.py node
 
 test-browser: js /usr/bin/chromium
-	cd $(JS) && node --test test/browser/
+	$(PYTHON) tests/suites/run.py browser
 
-## bench: speed targets, printed as ratios against the peers named in the issues
-bench: bench/.venv/.deps bench/.venv-ppl/.deps bench-r
-	bench/.venv/bin/python bench/run.py
+## bench: speed targets, printed as ratios against the peers named in the issues, recorded in
+## bench/RESULTS.md (the R and JS rows too: bench/r_bridge.py, bench/js_bridge.py).
+## BENCH_ROUNDS=n / BENCH_SEEDS=n (>= 3) shorten a run; `make bench-r` runs the R part alone.
+bench: bench/.venv/.deps bench/.venv-ppl/.deps $(VENV)/.r-deps js
+	R CMD INSTALL --no-multiarch r-client >/dev/null
+	TENSORBRIDGE_PYTHON=$(CURDIR)/$(PY) bench/.venv/bin/python bench/run.py
 
 bench-r: $(VENV)/.r-deps
 	R CMD INSTALL --no-multiarch r-client
@@ -130,4 +134,5 @@ bench/.venv-ppl/.deps: bench/requirements-ppl.txt pyproject.toml
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(VENV2) bench/.venv bench/.venv-ppl bench/results build dist *.egg-info
+	rm -rf $(VENV) $(VENV2) bench/.venv bench/.venv-ppl bench/results build dist *.egg-info \
+		test-output

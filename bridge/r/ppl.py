@@ -304,7 +304,9 @@ def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin:
     over worker processes) is passed on only when given."""
     extra = {} if n_cores is None else {"n_cores": int(n_cores)}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        # R warns about an interrupt itself; every other warning (staging falling back to
+        # eager, ...) reaches the user
+        warnings.filterwarnings("ignore", message="mcmc: interrupted")
         return tb.mcmc(m, n_samples=int(n_samples), warmup=int(warmup), chains=int(chains),
                        sampler=sampler, initial_values=_initial_values(m, initial_values),
                        seed=int(seed), thin=int(thin), progress=False, callback=callback,

@@ -399,16 +399,21 @@ class Model:
             names.append(base if k == 0 else f"{base}_{k}")
         return names
 
-    def check_initial_values(self, values: dict[Any, Any], chain: int = 0) -> Any:
-        """Free state [n] (as NumPy) for initial values, naming any value off its support."""
+    def check_initial_values(self, values: dict[Any, Any], fill: Any = None) -> Any:
+        """Free state [n] (as NumPy) for initial values, naming any value off its support.
+
+        Variables without a value take their slice of ``fill``, a free state [n] the caller
+        draws from the user's seed (the origin of the free space when ``fill`` is None).
+        """
         from ..ops.creation import tensor
         from ..ppl.array_namespace import np, to_host
 
         by_node = {node_of(k): val for k, val in values.items()}
         pieces = []
-        for v, name in zip(self.variables, self.variable_names()):
+        for v, name, off in zip(self.variables, self.variable_names(), self.offsets):
             if v not in by_node:
-                pieces.append(np.random.default_rng(chain).uniform(-2, 2, v.size))
+                pieces.append(np.zeros(v.size) if fill is None
+                              else np.asarray(fill[off:off + v.size], dtype=np.float64))
                 continue
             x = tensor(by_node[v], dtype=v.dtype, backend=self.backend)
             if tuple(x.shape) != v.shape:

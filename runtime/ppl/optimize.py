@@ -39,11 +39,10 @@ def opt(model: Any, optimiser: str = "lbfgs", initial_values: Any = None,
         raise ValueError(f"optimiser: expected 'lbfgs' or 'adam', got {optimiser!r}")
     if max_iterations < 1:
         raise ValueError(f"max_iterations: expected >= 1, got {max_iterations}")
-    rng = np.random.default_rng(seed)
-    if initial_values is None:
-        x = rng.uniform(-2.0, 2.0, size=model.n_free)
-    else:
-        x = model.check_initial_values(initial_values)
+    # the start is drawn from the user's seed, also for variables initial_values leaves unset
+    x = np.random.default_rng(seed).uniform(-2.0, 2.0, size=model.n_free)
+    if initial_values is not None:
+        x = model.check_initial_values(initial_values, fill=x)
 
     def f(q: np.ndarray) -> tuple[float, np.ndarray]:
         lp, g = model.log_density_and_grad(q, adjusted=adjust)

@@ -175,15 +175,32 @@ def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
             out.put(("progress", wid, info))
 
         # one BLAS thread per worker: the workers already fill the cores
-        with warnings.catch_warnings(), sampling_tuning(), np.errstate(
+        with warnings.catch_warnings(record=True) as caught, sampling_tuning(), np.errstate(
                 over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)  # the parent reports interrupts
+            warnings.simplefilter("default")
             d = _run(model, kwargs["n_samples"], kwargs["warmup"], len(chain_ids),
                      kwargs["sampler"], inits, kwargs["seed"], kwargs["thin"], False, report,
                      every, stop.is_set, chain_ids=chain_ids)
+        # the user sees the workers' warnings (staging falling back to eager...) in the parent;
+        # an interrupt is reported there once, for all workers
+        relay = [(w.category, str(w.message)) for w in caught
+                 if not str(w.message).startswith(_INTERRUPTED)]
+        if relay:
+            out.put(("warnings", wid, relay))
         out.put(("done", wid, (d.values, d.free, d.stats, d.warmup, d.interrupted)))
     except BaseException:
         out.put(("error", wid, traceback.format_exc()))
+
+
+_INTERRUPTED = "mcmc: interrupted"
+
+
+def _rewarn(caught: list[tuple[type, str]], relayed: set[tuple[type, str]]) -> None:
+    """Issue a worker's warnings in the parent, each once (workers repeat the same ones)."""
+    for category, message in caught:
+        if (category, message) not in relayed:
+            relayed.add((category, message))
+            warnings.warn(message, category, stacklevel=4)
 
 
 @contextlib.contextmanager
@@ -253,6 +270,7 @@ def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chain
     divs = [0] * len(groups)
     shown = 0
     stopped = False
+    relayed: set[tuple[type, str]] = set()
     try:
         while len(results) < len(groups):
             try:
@@ -266,6 +284,8 @@ def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chain
                     shown += 1
             elif kind == "done":
                 results[wid] = payload
+            elif kind == "warnings":
+                _rewarn(payload, relayed)
             elif kind == "error":
                 raise RuntimeError(f"mcmc: worker {wid} (chains {groups[wid]}) failed:\n"
                                    f"{payload}")
@@ -297,6 +317,8 @@ def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chain
                 continue
             if kind == "done":
                 results[wid] = payload
+            elif kind == "warnings":
+                _rewarn(payload, relayed)
             elif kind == "error":
                 raise RuntimeError(f"mcmc: worker {wid} failed:\n{payload}") from None
     finally:

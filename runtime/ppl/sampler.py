@@ -153,7 +153,7 @@ def _run(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerC
                                                          backend=model.backend))
             return to_host(lp, np.float64), to_host(g, np.float64)
 
-    q0 = _initial_free(model, chains, initial_values, rng, target, chain_ids)
+    q0 = _initial_free(model, chains, initial_values, rng, target)
     logp, grad = target(q0)
     z = PhasePoint(q0, np.zeros_like(q0), logp, grad)
     inv_metric = np.ones((chains, n))
@@ -262,8 +262,7 @@ def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.Generator,
-                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-                  chain_ids: list[int] | None = None) -> np.ndarray:
+                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     n = model.n_free
     if initial_values is None:
         q = rng.uniform(-2.0, 2.0, size=(chains, n))
@@ -282,11 +281,10 @@ def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.G
     per_chain = initial_values if isinstance(initial_values, list) else [initial_values] * chains
     if len(per_chain) != chains:
         raise ValueError(f"initial_values: got {len(per_chain)} sets for {chains} chains")
-    rows = []
-    for c, vals in enumerate(per_chain):
-        # unset variables draw from a stream of the chain's index in the whole run
-        rows.append(model.check_initial_values(vals, chain=c if chain_ids is None
-                                               else chain_ids[c]))
+    # unset variables start where the user's seed puts them: every chain draws from its own
+    # stream (as without initial values), so a chain's start does not depend on the batch
+    fill = rng.uniform(-2.0, 2.0, size=(chains, n))
+    rows = [model.check_initial_values(vals, fill=fill[c]) for c, vals in enumerate(per_chain)]
     q = np.stack(rows)
     lp, g = target(q)
     if not np.all(np.isfinite(lp)):

@@ -64,9 +64,9 @@ close_error <- function(actual, expected, dtype = "float64", n = 1, magnitude = 
 # testthat expectation: the tolerance policy (see above).
 expect_close <- function(actual, expected, dtype = "float64", n = 1, magnitude = NULL,
                          ulps = 4, info = NULL) {
-  act <- testthat::quasi_label(rlang::enquo(actual), arg = "actual")
-  err <- close_error(act$val, expected, dtype = dtype, n = n, magnitude = magnitude, ulps = ulps)
-  testthat::expect(is.null(err), sprintf("%s: %s%s", act$lab, err,
+  label <- paste(deparse(substitute(actual)), collapse = " ")
+  err <- close_error(actual, expected, dtype = dtype, n = n, magnitude = magnitude, ulps = ulps)
+  testthat::expect(is.null(err), sprintf("%s: %s%s", label, err,
                                          if (is.null(info)) "" else paste0("\n", info)))
-  invisible(act$val)
+  invisible(actual)
 }
