@@ -11,7 +11,8 @@ drift on a busy 2-core machine hits all of them alike:
    timed with ``time.perf_counter``. The garbage collector runs before each timed batch and stays
    enabled inside it (collection of the objects a call creates is part of what a user pays).
 
-The reported time per call is the median over rounds; the minimum is kept as well.
+The reported time per call is the median over rounds; the minimum and maximum are kept as well.
+``BENCH_ROUNDS=n`` sets the number of rounds everywhere (a module's own choice otherwise).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Timing", "compare", "quick_mode"]
+__all__ = ["INTERLEAVED", "Timing", "compare", "quick_mode", "row_timing"]
+
+INTERLEAVED = "interleaved rounds"  # how rows timed by compare() were timed (run.py's column)
 
 
 def quick_mode() -> bool:
@@ -32,13 +35,15 @@ def quick_mode() -> bool:
 
 
 class Timing:
-    __slots__ = ("calls_per_batch", "first_call_s", "median_s", "min_s", "rounds")
+    __slots__ = ("calls_per_batch", "first_call_s", "max_s", "median_s", "min_s", "rounds")
 
     def __init__(
-        self, median_s: float, min_s: float, calls_per_batch: int, rounds: int, first_call_s: float
+        self, median_s: float, min_s: float, calls_per_batch: int, rounds: int, first_call_s: float,
+        max_s: float | None = None,
     ) -> None:
         self.median_s = median_s
         self.min_s = min_s
+        self.max_s = max_s if max_s is not None else median_s
         self.calls_per_batch = calls_per_batch
         self.rounds = rounds
         self.first_call_s = first_call_s
@@ -51,6 +56,7 @@ class Timing:
         return {
             "median_us": self.median_s * 1e6,
             "min_us": self.min_s * 1e6,
+            "max_us": self.max_s * 1e6,
             "calls_per_batch": self.calls_per_batch,
             "rounds": self.rounds,
             "first_call_s": self.first_call_s,
@@ -76,6 +82,8 @@ def compare(
 ) -> dict[str, Timing]:
     """Time each zero-argument callable side by side; returns name -> :class:`Timing`."""
     quick = quick_mode()
+    if os.environ.get("BENCH_ROUNDS"):
+        rounds = int(os.environ["BENCH_ROUNDS"])
     rounds = rounds if rounds is not None else (3 if quick else 15)
     batch_s = batch_s if batch_s is not None else (0.02 if quick else 0.06)
     warmup_s = warmup_s if warmup_s is not None else (0.05 if quick else 0.3)
@@ -112,6 +120,21 @@ def compare(
             per_batch[name],
             rounds,
             first[name],
+            max(samples[name]),
         )
         for name in fns
     }
+
+
+def row_timing(ours: Timing | None, peer: Timing | None, per: int = 1) -> dict[str, Any]:
+    """The keys bench/run.py reads about how a row of two compare() timings was taken:
+    ``timing`` (the method, printed in the table) and each side's [min, max] over rounds."""
+    out: dict[str, Any] = {}
+    rounds = [t.rounds for t in (ours, peer) if t is not None]
+    if rounds:
+        out["timing"] = f"{INTERLEAVED}, median of {max(rounds)}"
+    if ours is not None:
+        out["value_range"] = [ours.min_s * 1e6 / per, ours.max_s * 1e6 / per]
+    if peer is not None:
+        out["peer_range"] = [peer.min_s * 1e6 / per, peer.max_s * 1e6 / per]
+    return out

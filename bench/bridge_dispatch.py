@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import compare  # bench/ is not a package: found via sys.path
+from _timing import compare, row_timing  # bench/ is not a package: found via sys.path
 
 import tensorbridge.bridge as br
 
@@ -110,6 +110,7 @@ def _row(name: str, ours: Any, peer: str, floor: Any, note: str) -> dict[str, An
         "peer": peer,
         "peer_us": round(floor.median_us, 3),
         "ratio": round(ours.median_us / floor.median_us, 2),
+        **row_timing(ours, floor),
         "notes": [note],
         "details": {"ours": ours.as_dict(), "floor": floor.as_dict()},
     }

@@ -7,24 +7,30 @@
 Models (the same for every framework): eight schools, non-centred (mu ~ N(0, 5),
 tau ~ HalfCauchy(5), eta ~ N(0, 1) x 8, y ~ N(mu + tau eta, sigma)), and Bayesian logistic
 regression (N = 5000, D = 20, data from seed 42; alpha ~ N(0, 5), beta ~ N(0, 1) x 20).
-Each framework runs 4 chains of 1000 warmup + 1000 draws of NUTS with its own adaptation.
+Each framework runs 4 chains of 1000 warmup + 1000 draws of NUTS with its own adaptation of
+step size and (diagonal) mass matrix: tensorbridge's and PyMC's Stan-style windows, NumPyro's
+NUTS defaults, TFP's ``tfp.experimental.mcmc.windowed_adaptive_nuts`` (dual averaging plus a
+diagonal mass matrix estimated in expanding windows).
+
+Variants (each its own row): tensorbridge in lockstep in one process and with ``n_cores``
+worker processes (the same draws); NumPyro with ``chain_method="vectorized"`` and
+``"parallel"`` (one XLA host device per chain, ``--xla_force_host_platform_device_count``);
+PyMC with ``cores=1`` and with every core (``min(chains, CPUs)``); TFP.
 
 Metric: the minimum bulk ESS over every scalar parameter divided by the wall time of the whole
 call, model building and compilation included. ESS is computed for every framework with the
-same function (tensorbridge's ``ess_bulk``; ArviZ's is cross-checked on one run). The
-first-call cost ("compile") is measured apart, as the wall time of a 10 + 10 run in a fresh
-process; "sampling" is the full run's wall time minus it.
+same function (tensorbridge's ``ess_bulk``; ArviZ's is cross-checked on one run). Every variant
+runs with ``--seeds`` seeds (default 3, ``BENCH_SEEDS``); reported: the median over seeds, with
+the minimum and maximum. Seeds are the outer loop and the variants' order rotates from one seed
+to the next, so a busy spell on the machine does not fall on one framework alone. The
+first-call cost ("compile") is measured apart, once per variant and model, as the wall time of
+a 10 + 10 run in a fresh process; "sampling" is the median full run's wall time minus it.
 
 Every run is its own fresh process (so no framework's imports, threads or caches touch another's
-timings); each may use every core (PyMC runs chains in processes, the others in one process
-batched or vectorised), except that processes running chains side by side get one BLAS thread
-each. NumPyro and TFP use float32 (their defaults), tensorbridge and PyMC float64. PyMC runs
-with ``cores=2`` on two CPUs (``PPL_BENCH_PYMC_CORES`` overrides): measured here on a busy
-machine, cores=1 and cores=2 gave 486 and 368 ESS/s on eight schools and 52 and 50 on the
-logistic regression (the same draws: PyMC seeds chains apart from cores); on an idle machine
-two processes do the logistic's sampling in about half the time, so cores=2 is the default.
-tensorbridge runs in lockstep in one process and, as a variant, with ``n_cores`` worker
-processes (the same draws, so the same ESS). "CPU s" is the CPU time of the run's process tree.
+timings); each may use every core, except that processes running chains side by side (PyMC
+with cores > 1, tensorbridge with n_cores) get one BLAS thread each. NumPyro and TFP use
+float32 (their defaults), tensorbridge and PyMC float64. "CPU s" is the CPU time of the run's
+process tree.
 
 The peers need NumPy >= 2 (jax 0.10), while bench/.venv pins NumPy < 2 for R: they live in
 bench/.venv-ppl (made by ``make bench``); ``main()`` re-runs this file under it when called
@@ -54,6 +60,7 @@ RESULTS = BENCH_DIR / "results" / "ppl_bench.json"
 CHAINS = 4
 MODELS = ("eight_schools", "logistic")
 PEERS = ("numpyro", "pymc", "tfp")
+OURS = "tensorbridge"
 TITLES = {"eight_schools": "eight schools", "logistic": "logistic regression"}
 
 # tensorbridge / peer ESS per second; the issue's targets
@@ -99,12 +106,16 @@ def run_tensorbridge(model: str, warmup: int, draws: int, seed: int,
     return {k: np.asarray(d[k]) for k in d.names}
 
 
-def run_numpyro(model: str, warmup: int, draws: int, seed: int) -> dict[str, np.ndarray]:
+def run_numpyro(model: str, warmup: int, draws: int, seed: int,
+                chain_method: str = "vectorized") -> dict[str, np.ndarray]:
     import jax
     import numpyro
     import numpyro.distributions as dist
     from numpyro.infer import MCMC, NUTS
 
+    if chain_method == "parallel" and jax.local_device_count() < CHAINS:
+        raise RuntimeError(f"chain_method='parallel' needs {CHAINS} XLA devices, got "
+                           f"{jax.local_device_count()} (XLA_FLAGS is set too late?)")
     if model == "eight_schools":
         y, sigma = np.array(Y8), np.array(SIGMA8)
 
@@ -123,12 +134,13 @@ def run_numpyro(model: str, warmup: int, draws: int, seed: int) -> dict[str, np.
             numpyro.sample("y", dist.Bernoulli(logits=alpha + xv @ beta), obs=yv)
 
     mcmc = MCMC(NUTS(fn), num_warmup=warmup, num_samples=draws, num_chains=CHAINS,
-                chain_method="vectorized", progress_bar=False)
+                chain_method=chain_method, progress_bar=False)
     mcmc.run(jax.random.PRNGKey(seed))
     return {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
 
 
-def run_pymc(model: str, warmup: int, draws: int, seed: int) -> dict[str, np.ndarray]:
+def run_pymc(model: str, warmup: int, draws: int, seed: int, cores: int = 1
+             ) -> dict[str, np.ndarray]:
     import logging
 
     import pymc as pm
@@ -146,75 +158,74 @@ def run_pymc(model: str, warmup: int, draws: int, seed: int) -> dict[str, np.nda
             alpha = pm.Normal("alpha", 0.0, 5.0)
             beta = pm.Normal("beta", 0.0, 1.0, shape=xv.shape[1])
             pm.Bernoulli("y", logit_p=alpha + pm.math.dot(xv, beta), observed=yv)
-        idata = pm.sample(draws=draws, tune=warmup, chains=CHAINS, cores=_pymc_cores(),
+        idata = pm.sample(draws=draws, tune=warmup, chains=CHAINS, cores=cores,
                           random_seed=seed, progressbar=False,
                           compute_convergence_checks=False)
     return {k: np.asarray(idata.posterior[k].values) for k in names}
 
 
-def _pymc_cores() -> int:
-    return int(os.environ.get("PPL_BENCH_PYMC_CORES", min(CHAINS, os.cpu_count() or 1)))
-
-
 def run_tfp(model: str, warmup: int, draws: int, seed: int) -> dict[str, np.ndarray]:
+    """TFP's windowed adaptive NUTS: dual-averaging step size and a diagonal mass matrix from
+    expanding windows (``tfp.experimental.mcmc.windowed_adaptive_nuts``), compiled with XLA."""
     import tensorflow as tf
     import tensorflow_probability as tfp
 
-    tfd, tfb = tfp.distributions, tfp.bijectors
-    rng = np.random.default_rng(seed)
+    tfd = tfp.distributions
     f32 = np.float32
     if model == "eight_schools":
-        y, sigma = tf.constant(Y8, tf.float32), tf.constant(SIGMA8, tf.float32)
+        sigma = tf.constant(SIGMA8, tf.float32)
+        jd = tfd.JointDistributionNamed(dict(
+            mu=tfd.Normal(f32(0), f32(5)),
+            tau=tfd.HalfCauchy(f32(0), f32(5)),
+            eta=tfd.Sample(tfd.Normal(f32(0), f32(1)), 8),
+            y=lambda mu, tau, eta: tfd.Independent(
+                tfd.Normal(mu[..., None] + tau[..., None] * eta, sigma), 1),
+        ))
+        pins = {"y": tf.constant(Y8, tf.float32)}
         names = ["mu", "tau", "eta"]
-
-        def log_prob(mu: Any, tau: Any, eta: Any) -> Any:
-            theta = mu[:, None] + tau[:, None] * eta
-            return (tfd.Normal(f32(0), f32(5)).log_prob(mu)
-                    + tfd.HalfCauchy(f32(0), f32(5)).log_prob(tau)
-                    + tf.reduce_sum(tfd.Normal(f32(0), f32(1)).log_prob(eta), -1)
-                    + tf.reduce_sum(tfd.Normal(theta, sigma).log_prob(y), -1))
-
-        bijectors = [tfb.Identity(), tfb.Exp(), tfb.Identity()]
-        free = [rng.uniform(-2, 2, CHAINS), rng.uniform(-2, 2, CHAINS),
-                rng.uniform(-2, 2, (CHAINS, 8))]
     else:
         xv, yv = logistic_data()
-        x, yy = tf.constant(xv, tf.float32), tf.constant(yv, tf.float32)
+        x = tf.constant(xv, tf.float32)
+        jd = tfd.JointDistributionNamed(dict(
+            alpha=tfd.Normal(f32(0), f32(5)),
+            beta=tfd.Sample(tfd.Normal(f32(0), f32(1)), xv.shape[1]),
+            y=lambda alpha, beta: tfd.Independent(
+                tfd.Bernoulli(logits=alpha[..., None] + tf.linalg.matvec(x, beta)), 1),
+        ))
+        pins = {"y": tf.constant(yv, tf.float32)}
         names = ["alpha", "beta"]
 
-        def log_prob(alpha: Any, beta: Any) -> Any:
-            logits = alpha[:, None] + tf.linalg.matmul(beta, x, transpose_b=True)
-            return (tfd.Normal(f32(0), f32(5)).log_prob(alpha)
-                    + tf.reduce_sum(tfd.Normal(f32(0), f32(1)).log_prob(beta), -1)
-                    + tf.reduce_sum(tfd.Bernoulli(logits=logits).log_prob(yy), -1))
-
-        bijectors = [tfb.Identity(), tfb.Identity()]
-        free = [rng.uniform(-2, 2, CHAINS), rng.uniform(-2, 2, (CHAINS, xv.shape[1]))]
-
-    init = [b.forward(tf.constant(f, tf.float32)) for b, f in zip(bijectors, free)]
-    kernel = tfp.mcmc.DualAveragingStepSizeAdaptation(
-        tfp.mcmc.TransformedTransitionKernel(
-            tfp.mcmc.NoUTurnSampler(log_prob, step_size=f32(0.1)), bijector=bijectors),
-        num_adaptation_steps=int(0.8 * warmup), target_accept_prob=f32(0.8))
-
-    @tf.function(jit_compile=True)
+    @tf.function(jit_compile=True, autograph=False)
     def sample() -> Any:
-        return tfp.mcmc.sample_chain(num_results=draws, num_burnin_steps=warmup,
-                                     current_state=init, kernel=kernel, trace_fn=None,
-                                     seed=tf.constant([seed, 0], tf.int32))
+        return tfp.experimental.mcmc.windowed_adaptive_nuts(
+            draws, jd, n_chains=CHAINS, num_adaptation_steps=warmup, trace_fn=None,
+            seed=tf.constant([seed, 0], tf.int32), **pins)
 
     states = sample()
     # (draws, chains, ...) -> (chains, draws, ...)
-    return {k: np.swapaxes(np.asarray(s), 0, 1) for k, s in zip(names, states)}
+    return {k: np.swapaxes(np.asarray(states[k]), 0, 1) for k in names}
 
 
 RUNNERS = {"tensorbridge": run_tensorbridge, "numpyro": run_numpyro, "pymc": run_pymc,
            "tfp": run_tfp}
 
 
-def _child(framework: str, model: str, warmup: int, draws: int, seed: int, out: str) -> None:
+def _options(variant: str) -> tuple[str, dict[str, Any]]:
+    """'pymc/cores=2' -> ('pymc', {'cores': 2}); 'numpyro/parallel' -> chain_method."""
+    name, _, opt = variant.partition("/")
+    if not opt:
+        return name, {}
+    if name == "numpyro":
+        return name, {"chain_method": opt}
+    if name == "tfp":
+        return name, {}  # "tfp/windowed": a label only
+    key, _, val = opt.partition("=")
+    return name, {key: int(val)}
+
+
+def _child(variant: str, model: str, warmup: int, draws: int, seed: int, out: str) -> None:
     """In a fresh process: import the framework, then time one full call."""
-    name, _, cores = framework.partition("@")
+    name, kw = _options(variant)
     runner = RUNNERS[name]
     if name == "tensorbridge":
         import tensorbridge  # noqa: F401 - imports are not part of the timed call
@@ -224,7 +235,6 @@ def _child(framework: str, model: str, warmup: int, draws: int, seed: int, out: 
         import pymc  # noqa: F401
     else:
         import tensorflow_probability  # noqa: F401
-    kw = {"n_cores": int(cores)} if cores else {}
     t0 = time.perf_counter()
     result = runner(model, warmup, draws, seed, **kw)
     wall = time.perf_counter() - t0
@@ -232,20 +242,26 @@ def _child(framework: str, model: str, warmup: int, draws: int, seed: int, out: 
     Path(out + ".json").write_text(json.dumps({"wall_s": wall}))
 
 
-def _spawn(framework: str, model: str, warmup: int, draws: int, seed: int,
+def _side_by_side(variant: str) -> bool:
+    """Does the variant run chains in several processes (then: one BLAS thread each)?"""
+    name, kw = _options(variant)
+    return (name == "pymc" and kw.get("cores", 1) > 1) or bool(kw.get("n_cores"))
+
+
+def _spawn(variant: str, model: str, warmup: int, draws: int, seed: int,
            timeout: float) -> tuple[dict[str, np.ndarray] | None, float | None, str | None]:
     env = dict(os.environ)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONWARNINGS"] = "ignore"
-    threads = str(os.cpu_count() or 1)
-    # chains side by side in processes: one BLAS thread each, or they oversubscribe the cores
-    if (framework.startswith("pymc") and _pymc_cores() > 1) or "@" in framework:
-        threads = "1"
+    threads = "1" if _side_by_side(variant) else str(os.cpu_count() or 1)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = threads
+    if variant == "numpyro/parallel":  # one XLA host device per chain, set before jax imports
+        flags = env.get("XLA_FLAGS", "")
+        env["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={CHAINS}".strip()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "draws.npz")
-        cmd = [sys.executable, __file__, "--child", framework, model, str(warmup), str(draws),
+        cmd = [sys.executable, __file__, "--child", variant, model, str(warmup), str(draws),
                str(seed), out]
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
@@ -295,51 +311,106 @@ def _arviz_check(draws: dict[str, np.ndarray]) -> str:
     return f"arviz bulk ESS agrees with ours within {100 * worst:.2g}% (every parameter)"
 
 
-def frameworks() -> list[str]:
+def _all_cores() -> int:
+    return min(CHAINS, os.cpu_count() or 1)
+
+
+def variants() -> list[str]:
+    """Every configuration measured: ours (lockstep, n_cores) and each peer's chain modes."""
     import tensorbridge as tb
 
-    out = ["tensorbridge"]
-    cores = os.cpu_count() or 1
-    if cores > 1 and "n_cores" in inspect.signature(tb.mcmc).parameters:
-        out.append(f"tensorbridge@{min(cores, CHAINS)}")
-    return out + list(PEERS)
+    n = _all_cores()
+    out = [OURS]
+    if n > 1 and "n_cores" in inspect.signature(tb.mcmc).parameters:
+        out.append(f"{OURS}/n_cores={n}")
+    out += ["numpyro/vectorized", "numpyro/parallel", "pymc/cores=1"]
+    if n > 1:
+        out.append(f"pymc/cores={n}")
+    return [*out, "tfp/windowed"]
 
 
-def _label(fw: str) -> str:
-    name, _, cores = fw.partition("@")
-    return f"{name} (n_cores={cores})" if cores else name
+def _label(variant: str) -> str:
+    name, _, opt = variant.partition("/")
+    if name == "numpyro" and opt:
+        return f"numpyro ({opt})"
+    if name == "tfp":
+        return "tfp (windowed adaptive NUTS)"
+    return f"{name} ({opt})" if opt else f"{name} (lockstep)" if name == OURS else name
 
 
-def measure(quick: bool, only: list[str] | None, timeout: float) -> dict[str, Any]:
+def _median(xs: list[float]) -> float:
+    return float(np.median(xs))
+
+
+def _summarise(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    ok = [r for r in per_seed if r.get("ess_per_s")]
+    out: dict[str, Any] = {"n_seeds": len(ok)}
+    if not ok:
+        return out
+    for key in ("ess_per_s", "wall_s", "min_ess", "cpu_s"):
+        xs = [r[key] for r in ok]
+        out[key] = _median(xs)
+        out[key + "_min"] = float(min(xs))
+        out[key + "_max"] = float(max(xs))
+    return out
+
+
+def measure(quick: bool, only: list[str] | None, timeout: float,
+            n_seeds: int = 3) -> dict[str, Any]:
     warmup = draws = 150 if quick else 1000
     small = 5 if quick else 10
-    fws = [f for f in frameworks() if not only or f.partition("@")[0] in only]
+    vs = [v for v in variants() if not only or v.partition("/")[0] in only or v in only]
+    seeds = list(range(1, n_seeds + 1))
     results: dict[str, Any] = {"warmup": warmup, "draws": draws, "chains": CHAINS,
-                               "cpus": os.cpu_count(), "pymc_cores": _pymc_cores(),
+                               "cpus": os.cpu_count(), "seeds": seeds, "variants": vs,
                                "runs": {}}
+    runs = results["runs"]
     for model in MODELS:
-        for fw in fws:
-            print(f"[ppl_bench] {model}: {_label(fw)} ...", file=sys.stderr, flush=True)
-            d, wall, err = _spawn(fw, model, warmup, draws, 1, timeout)
-            _, first, err2 = (None, None, None) if err else _spawn(fw, model, small, small, 2,
-                                                                 timeout)
-            row: dict[str, Any] = {"framework": fw, "model": model, "error": err or err2,
-                                   "load_average": os.getloadavg()[0]}
-            if d is not None and wall is not None:
-                row["cpu_s"] = float(d.pop("__cpu_s__"))
-                ess, worst = min_ess(d)
-                row.update(wall_s=wall, min_ess=ess, min_ess_param=worst,
-                           ess_per_s=ess / wall, compile_s=first,
-                           sampling_s=None if first is None else max(wall - first, 0.0))
-                if fw == "tensorbridge" and model == "eight_schools":
-                    results["arviz_check"] = _arviz_check(d)
-            results["runs"][f"{model}/{fw}"] = row
+        for v in vs:
+            runs[f"{model}/{v}"] = {"framework": v, "model": model, "error": None,
+                                    "per_seed": [], "compile_s": None}
+    # the first-call cost, once per variant and model: a tiny run in a fresh process
+    for model in MODELS:
+        for v in vs:
+            print(f"[ppl_bench] {model}: {_label(v)} compile run ...", file=sys.stderr,
+                  flush=True)
+            _, first, err = _spawn(v, model, small, small, 1000, timeout)
+            runs[f"{model}/{v}"]["compile_s"] = first
+            runs[f"{model}/{v}"]["error"] = err
+    # seeds outer, variants rotating: each seed's runs of all variants follow each other
+    for k, seed in enumerate(seeds):
+        order = vs[k % len(vs):] + vs[:k % len(vs)]
+        for model in MODELS:
+            for v in order:
+                row = runs[f"{model}/{v}"]
+                print(f"[ppl_bench] {model}: {_label(v)} seed {seed} ...", file=sys.stderr,
+                      flush=True)
+                d, wall, err = _spawn(v, model, warmup, draws, seed, timeout)
+                rec: dict[str, Any] = {"seed": seed, "load_average": os.getloadavg()[0]}
+                if err or d is None or wall is None:
+                    rec["error"] = err
+                    row["error"] = row["error"] or err
+                else:
+                    rec["cpu_s"] = float(d.pop("__cpu_s__"))
+                    ess, worst = min_ess(d)
+                    rec.update(wall_s=wall, min_ess=ess, min_ess_param=worst,
+                               ess_per_s=ess / wall)
+                    if v == OURS and model == "eight_schools" and "arviz_check" not in results:
+                        results["arviz_check"] = _arviz_check(d)
+                row["per_seed"].append(rec)
+    for row in runs.values():
+        row.update(_summarise(row["per_seed"]))
+        first = row.get("compile_s")
+        if row.get("wall_s") is not None and first is not None:
+            # may come out below 0 when the tiny run's compile took longer than the whole full
+            # run's (load, or a tiny run's poor adaptation): shown as "~0"
+            row["sampling_s"] = row["wall_s"] - first
     return results
 
 
 # ------------------------------------------------------------------------------- reporting
-def _ratio(results: dict[str, Any], model: str, peer: str, ours: str = "tensorbridge"
-           ) -> float | None:
+def _ratio(results: dict[str, Any], model: str, peer: str, ours: str = OURS) -> float | None:
+    """tensorbridge ESS/s over the peer's, both medians over seeds (above 1: ours ahead)."""
     a = results["runs"].get(f"{model}/{ours}", {})
     b = results["runs"].get(f"{model}/{peer}", {})
     if a.get("ess_per_s") and b.get("ess_per_s"):
@@ -347,85 +418,137 @@ def _ratio(results: dict[str, Any], model: str, peer: str, ours: str = "tensorbr
     return None
 
 
-def format_table(results: dict[str, Any]) -> str:
-    head = ["model", "framework", "ESS/s", "compile s", "sampling s", "min ESS", "CPU s",
-            "tb/peer", "target", "result"]
-    multi = sorted({r["framework"] for r in results["runs"].values()
-                    if r["framework"].startswith("tensorbridge@")})
-    head += [f"tb n_cores={m.partition('@')[2]}/peer" for m in multi]
+def _ours(results: dict[str, Any]) -> list[str]:
+    return [v for v in results["variants"] if v.partition("/")[0] == OURS]
+
+
+def _peers(results: dict[str, Any]) -> list[str]:
+    return [v for v in results["variants"] if v.partition("/")[0] in PEERS]
+
+
+def _num(x: float | None, fmt: str = ",.0f") -> str:
+    return "" if x is None else format(x, fmt)
+
+
+def table_lines(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    ours = _ours(results)
+    head = ["model", "framework", "ESS/s median", "ESS/s min-max", "compile s", "sampling s",
+            "min ESS", "CPU s"]
+    head += [f"{_label(o)}/peer" for o in ours] + ["target", "result"]
     lines = []
     for model in MODELS:
-        for r in results["runs"].values():
-            if r["model"] != model:
+        for v in results["variants"]:
+            r = results["runs"].get(f"{model}/{v}")
+            if r is None:
                 continue
-            fw = r["framework"]
-            if r.get("error"):
-                lines.append([TITLES[model], _label(fw), "ERROR", "", "", "", "", "", "",
-                              r["error"][:60], *[""] * len(multi)])
+            if not r.get("ess_per_s"):
+                lines.append([TITLES[model], _label(v), "ERROR", "", "", "", "", "",
+                              *[""] * len(ours), "", (r.get("error") or "")[:60]])
                 continue
-            cells = [TITLES[model], _label(fw), f"{r['ess_per_s']:,.0f}",
-                     "" if r["compile_s"] is None else f"{r['compile_s']:.1f}",
-                     "" if r["sampling_s"] is None else f"{r['sampling_s']:.1f}",
-                     f"{r['min_ess']:,.0f}", f"{r.get('cpu_s', float('nan')):.0f}"]
-            if fw in PEERS:
-                ratio = _ratio(results, model, fw)
-                target = TARGETS[(model, fw)]
-                cells += ["" if ratio is None else f"{ratio:.2f}x", f">= {target:.2f}x",
-                          "" if ratio is None else ("PASS" if ratio >= target else "MISS")]
-                for mfw in multi:
-                    x = _ratio(results, model, fw, ours=mfw)
+            cells = [TITLES[model], _label(v), _num(r["ess_per_s"]),
+                     f"{_num(r['ess_per_s_min'])}-{_num(r['ess_per_s_max'])}",
+                     _num(r.get("compile_s"), ".1f"),
+                     "~0" if (r.get("sampling_s") or 0) < 0.05 and r.get("sampling_s") is not None
+                     else _num(r.get("sampling_s"), ".1f"),
+                     _num(r["min_ess"]), _num(r.get("cpu_s"), ".0f")]
+            if v.partition("/")[0] in PEERS:
+                for o in ours:
+                    x = _ratio(results, model, v, ours=o)
                     cells.append("" if x is None else f"{x:.2f}x")
+                target = TARGETS[(model, v.partition("/")[0])]
+                ratio = _ratio(results, model, v)
+                cells += [f">= {target:.2f}x",
+                          "" if ratio is None else ("PASS" if ratio >= target else "MISS")]
             else:
-                cells += [""] * (3 + len(multi))
+                cells += [""] * (len(ours) + 2)
+            if r.get("error"):
+                cells[-1] = (cells[-1] + " (some seeds failed)").strip()
             lines.append(cells)
+    return head, lines
+
+
+def format_table(results: dict[str, Any]) -> str:
+    head, lines = table_lines(results)
     widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(head)]
+    left = {0, 1, len(head) - 1}
 
     def fmt(c: list[str]) -> str:
-        return "  ".join(x.rjust(w) if 2 <= i <= 7 or i > 9 else x.ljust(w)
+        return "  ".join(x.ljust(w) if i in left else x.rjust(w)
                          for i, (x, w) in enumerate(zip(c, widths))).rstrip()
 
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths), *map(fmt, lines)])
 
 
+def header(results: dict[str, Any]) -> str:
+    n = len(results["seeds"])
+    return (f"NUTS, {results['chains']} chains x ({results['warmup']} warmup + "
+            f"{results['draws']} draws), {n} seeds per variant, each run a fresh process; "
+            f"seeds are the outer loop and the variants' order rotates per seed (runs are "
+            f"sequential, not simultaneous). ESS/s = min bulk ESS (tensorbridge's ess_bulk for "
+            f"all) / wall s including compile: median over seeds, and min-max; compile = "
+            f"first-call cost (one 10 + 10 run in a fresh process); sampling = median wall - "
+            f"compile; min ESS and CPU s: medians; X/peer = X's median ESS/s / the peer's "
+            f"(above 1: tensorbridge ahead); target judged on the lockstep row; "
+            f"{results['cpus']} CPUs")
+
+
+def markdown(results: dict[str, Any]) -> str:
+    head, lines = table_lines(results)
+    out = [header(results), "",
+           "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "/") for c in cells) + " |" for cells in lines]
+    if "arviz_check" in results:
+        out += ["", f"Check: {results['arviz_check']}."]
+    return "\n".join(out) + "\n"
+
+
 def rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows for bench/run.py: wall time per effective draw (1 / ESS-per-second), so that the
-    runner's ratio (ours / peer) reads as everywhere else: below 1, tensorbridge is faster."""
+    runner's ratio (ours / peer) reads as everywhere else: below 1, tensorbridge is faster.
+    One row per (tensorbridge variant, peer variant, model)."""
+    n = len(results["seeds"])
+    timing = (f"fresh process per run; median of {n} seeds (min-max); variants alternate "
+              f"within each seed")
     out = []
+
+    def per_draw(r: dict[str, Any]) -> tuple[float | None, list[float] | None]:
+        if not r.get("ess_per_s"):
+            return None, None
+        return 1e6 / r["ess_per_s"], [1e6 / r["ess_per_s_max"], 1e6 / r["ess_per_s_min"]]
+
     for model in MODELS:
-        ours = results["runs"].get(f"{model}/tensorbridge", {})
-        for peer in PEERS:
-            theirs = results["runs"].get(f"{model}/{peer}", {})
-            if not theirs:
-                continue
-            target = TARGETS[(model, peer)]
-            ratio = _ratio(results, model, peer)
-            row: dict[str, Any] = {
-                "name": f"NUTS {TITLES[model]}: wall per effective draw",
-                "value_us": 1e6 / ours["ess_per_s"] if ours.get("ess_per_s") else None,
-                "peer": peer,
-                "peer_us": 1e6 / theirs["ess_per_s"] if theirs.get("ess_per_s") else None,
-                "ratio": None if ratio is None else 1.0 / ratio,
-                "target": f"ratio <= {1 / target:.2f}",
-                "passed": None if ratio is None else ratio >= target,
-                "notes": [f"ESS/s tensorbridge {ours.get('ess_per_s', 0):,.0f} vs {peer} "
-                          f"{theirs.get('ess_per_s', 0):,.0f}; compile s "
-                          f"{ours.get('compile_s') or 0:.1f} vs "
-                          f"{theirs.get('compile_s') or 0:.1f}"],
-                "details": {"ours": ours, "peer": theirs},
-            }
-            err = ours.get("error") or theirs.get("error")
-            if err:
-                row["error"] = err
-            out.append(row)
+        for o in _ours(results):
+            ours = results["runs"].get(f"{model}/{o}", {})
+            for peer in _peers(results):
+                theirs = results["runs"].get(f"{model}/{peer}", {})
+                target = TARGETS[(model, peer.partition("/")[0])]
+                ratio = _ratio(results, model, peer, ours=o)
+                v_us, v_rng = per_draw(ours)
+                p_us, p_rng = per_draw(theirs)
+                row: dict[str, Any] = {
+                    "name": f"NUTS {TITLES[model]}: wall per effective draw, {_label(o)}",
+                    "value_us": v_us, "value_range": v_rng,
+                    "peer": _label(peer), "peer_us": p_us, "peer_range": p_rng,
+                    "ratio": None if ratio is None else 1.0 / ratio,
+                    "timing": timing,
+                    "notes": [f"ESS/s {_label(o)} {ours.get('ess_per_s') or 0:,.0f} vs "
+                              f"{_label(peer)} {theirs.get('ess_per_s') or 0:,.0f} (medians "
+                              f"of {n} seeds); compile s {ours.get('compile_s') or 0:.1f} vs "
+                              f"{theirs.get('compile_s') or 0:.1f}"],
+                    "details": {"ours": ours, "peer": theirs},
+                }
+                if o == OURS:
+                    row["target"] = f"ratio <= {1 / target:.2f}"
+                    row["passed"] = None if ratio is None else ratio >= target
+                err = ours.get("error") or theirs.get("error")
+                if err:
+                    row["error"] = err
+                out.append(row)
     return out
 
 
 def report(results: dict[str, Any]) -> None:
-    print(f"NUTS, {results['chains']} chains x ({results['warmup']} warmup + {results['draws']} "
-          f"draws); ESS/s = min bulk ESS (tensorbridge's ess_bulk for all) / wall s including "
-          f"compile; compile = first-call cost (a 10 + 10 run in a fresh process); "
-          f"tb/peer = tensorbridge ESS/s / peer ESS/s (above 1: tensorbridge ahead); "
-          f"{results['cpus']} CPUs; PyMC cores={results['pymc_cores']}")
+    print(header(results))
     print()
     print(format_table(results))
     if "arviz_check" in results:
@@ -435,6 +558,7 @@ def report(results: dict[str, Any]) -> None:
 def _write(results: dict[str, Any]) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
+    RESULTS.with_suffix(".md").write_text(markdown(results), encoding="utf-8")
 
 
 def _in_ppl_venv() -> bool:
@@ -444,6 +568,10 @@ def _in_ppl_venv() -> bool:
     except ImportError:
         return False
     return True
+
+
+def _n_seeds() -> int:
+    return int(os.environ.get("BENCH_SEEDS", "3"))
 
 
 def main() -> list[dict[str, Any]]:
@@ -463,7 +591,7 @@ def main() -> list[dict[str, Any]]:
             if proc.returncode != 0:
                 raise RuntimeError(f"ppl_bench under {PPL_PYTHON} failed: {proc.stderr[-2000:]}")
             return json.loads(Path(out).read_text())
-    results = measure(quick, None, 900.0)
+    results = measure(quick, None, 900.0, _n_seeds())
     _write(results)
     report(results)
     return rows(results)
@@ -472,7 +600,10 @@ def main() -> list[dict[str, Any]]:
 def cli(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: 150 + 150 iterations")
-    ap.add_argument("--only", default="", help="comma-separated frameworks (default: all)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated frameworks or variants (default: all)")
+    ap.add_argument("--seeds", type=int, default=_n_seeds(),
+                    help="seeds per variant (default 3, or BENCH_SEEDS)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     ap.add_argument("--report", action="store_true",
                     help="print the table of the last results (bench/results/ppl_bench.json)")
@@ -488,7 +619,7 @@ def cli(argv: list[str] | None = None) -> int:
         return 0
     only = [s for s in args.only.split(",") if s] or None
     results = measure(args.quick or os.environ.get("BENCH_QUICK", "") not in ("", "0"), only,
-                      args.timeout)
+                      args.timeout, args.seeds)
     _write(results)
     report(results)
     if args.rows:

@@ -2,9 +2,21 @@
 #   1. call latency of a Python no-op: tensorbridge function vs reticulate::py_call  (target <= 1.3x)
 #   2. R -> Python, 1e7 doubles: time to hand a vector to Python                 (target: O(1), zero-copy)
 #   3. Python -> R, 1e7 doubles: tensorbridge vs R's own copy vs reticulate::py_to_r (target: >= R copy speed)
-# Timings: median of repeated blocks, interleaved so that machine noise hits both sides alike.
+# Timings: median of repeated blocks, interleaved so that machine noise hits both sides alike
+# (each row's `timing` says so, or that it was not). BENCH_JSON=path writes the rows as JSON for
+# bench/run.py (bench/r_bridge.py runs this script).
 suppressPackageStartupMessages(library(tensorbridge))
 tb_config()
+
+json_rows <- list()
+add_row <- function(name, value_us, timing, peer = NULL, peer_us = NULL, target = NULL,
+                    passed = NULL, value_range = NULL, peer_range = NULL, notes = NULL) {
+  r <- list(name = name, value_us = value_us, peer = peer, peer_us = peer_us,
+            ratio = if (is.null(peer_us)) NULL else value_us / peer_us, timing = timing,
+            target = target, passed = passed, value_range = value_range,
+            peer_range = peer_range, notes = notes)
+  json_rows[[length(json_rows) + 1L]] <<- r[!vapply(r, is.null, logical(1))]
+}
 
 side_by_side <- function(fns, n, reps = 15L, collect = FALSE) {
   # interleave: rep r of every fn, then rep r+1 ...; `collect`: run gc() before each timed
@@ -20,8 +32,12 @@ side_by_side <- function(fns, n, reps = 15L, collect = FALSE) {
       res[r, k] <- (proc.time()[[3L]] - t0) / n * 1e6
     }
   }
-  apply(res, 2L, stats::median)
+  out <- apply(res, 2L, stats::median)
+  attr(out, "range") <- apply(res, 2L, range) # 2 x length(fns): min, max per fn
+  attr(out, "timing") <- sprintf("interleaved rounds, median of %d", reps)
+  out
 }
+rng <- function(x, k) unname(attr(x, "range")[, k])
 
 row <- function(label, value, unit, note = "") {
   cat(sprintf("  %-52s %12.2f %-3s %s\n", label, value, unit, note))
@@ -45,6 +61,15 @@ row("tensorbridge  noop(1, \"a\")", lat[["tensorbridge_2args"]], "us")
 row("reticulate    py_call(noop, 1, \"a\")", lat[["reticulate_2args"]], "us")
 row("ratio (2 args)", lat[["tensorbridge_2args"]] / lat[["reticulate_2args"]], "x")
 row("tensorbridge  mod$noop() (cached $ lookup)", lat[["tensorbridge_lookup"]], "us")
+add_row("R: call latency of a Python no-op", lat[["tensorbridge"]], attr(lat, "timing"),
+        "reticulate::py_call", lat[["reticulate"]], "ratio <= 1.3",
+        lat[["tensorbridge"]] / lat[["reticulate"]] <= 1.3, rng(lat, "tensorbridge"),
+        rng(lat, "reticulate"))
+add_row("R: call latency, noop(1, \"a\")", lat[["tensorbridge_2args"]], attr(lat, "timing"),
+        "reticulate::py_call", lat[["reticulate_2args"]],
+        value_range = rng(lat, "tensorbridge_2args"), peer_range = rng(lat, "reticulate_2args"))
+add_row("R: mod$noop() (cached $ lookup)", lat[["tensorbridge_lookup"]], attr(lat, "timing"),
+        value_range = rng(lat, "tensorbridge_lookup"))
 
 cat("\n== 2. R -> Python, 1e7 doubles ==\n")
 big <- stats::runif(1e7)
@@ -60,6 +85,12 @@ zero_copy <- tb_eval("__import__('tensorbridge.bridge.r.testing', fromlist=['x']
 row("NumPy view shares R's memory (1 = yes)", as.numeric(zero_copy(big)), "")
 t_ret <- system.time(for (i in 1:5) reticulate::r_to_py(big))[["elapsed"]] / 5 * 1e6
 row("reticulate r_to_py(dim-less vector) for reference", t_ret, "us", "(a Python list)")
+add_row("R: pass 1e7 doubles to Python (len of the view)", to_py[["tb_1e7"]],
+        attr(to_py, "timing"), "the same with 10 doubles", to_py[["tb_1e1"]],
+        "ratio ~1 (O(1))", value_range = rng(to_py, "tb_1e7"), peer_range = rng(to_py, "tb_1e1"),
+        notes = sprintf("NumPy view shares R's memory: %s", as.character(zero_copy(big))))
+add_row("R: reticulate r_to_py(1e7 doubles) (reference)", t_ret,
+        "not interleaved: mean of 5 runs", notes = "a Python list")
 
 cat("\n== 3. Python -> R, 1e7 doubles ==\n")
 np <- reticulate::import("numpy", convert = FALSE)
@@ -81,6 +112,12 @@ row("reticulate::py_to_r of the same array", out[["reticulate"]] / 1e3, "ms")
 row("ratio R copy / tensorbridge", out[["r_copy"]] / out[["tensorbridge"]], "x", "(target >= 1)")
 row("ratio reticulate / tensorbridge", out[["reticulate"]] / out[["tensorbridge"]], "x")
 cat("\n")
+add_row("R: NumPy 1e7 doubles -> R vector", out[["tensorbridge"]], attr(out, "timing"),
+        "R's own copy (duplicate)", out[["r_copy"]], "ratio <= 1",
+        out[["tensorbridge"]] <= out[["r_copy"]], rng(out, "tensorbridge"), rng(out, "r_copy"))
+add_row("R: NumPy 1e7 doubles -> R vector", out[["tensorbridge"]], attr(out, "timing"),
+        "reticulate::py_to_r", out[["reticulate"]], value_range = rng(out, "tensorbridge"),
+        peer_range = rng(out, "reticulate"))
 
 cat("== 4. callbacks into R and tensor ops (for orientation) ==\n")
 cb <- function(t, i) t * 100000 + i
@@ -95,3 +132,14 @@ ops <- side_by_side(list(add = function() x + x, matmul = function() x %*% x), n
 row("tensor op from R: x + x (2x2)", ops[["add"]], "us")
 row("tensor op from R: x %*% x (2x2)", ops[["matmul"]], "us")
 cat("\n")
+add_row("R: 8 threads x 1000 R callbacks, Python blocked in join()", t_direct * 1e6,
+        "one run", notes = sprintf("%d ok", r1$ok))
+add_row("R: 8 threads x 1000 R callbacks, tb_call(.background=TRUE)", t_bg * 1e6, "one run",
+        notes = sprintf("%d ok", r2$ok))
+add_row("R: tensor op x + x (2x2)", ops[["add"]], attr(ops, "timing"),
+        value_range = rng(ops, "add"))
+add_row("R: tensor op x %*% x (2x2)", ops[["matmul"]], attr(ops, "timing"),
+        value_range = rng(ops, "matmul"))
+if (nzchar(Sys.getenv("BENCH_JSON"))) {
+  jsonlite::write_json(json_rows, Sys.getenv("BENCH_JSON"), auto_unbox = TRUE, digits = NA)
+}

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _timing import Timing, compare
+from _timing import Timing, compare, row_timing
 
 N_SAMPLES = 2048
 N_IN, N_HIDDEN, N_OUT = 784, 128, 10
@@ -271,7 +271,8 @@ def make_row(name: str, ours: Outcome, peer_label: str, peer: Outcome,
     p = peer.timing.median_us if peer.timing else None
     ratio = v / p if v is not None and p is not None else None
     row: dict[str, Any] = {"name": name, "value_us": v, "peer": peer_label, "peer_us": p,
-                           "ratio": ratio, "unit": "us"}
+                           "ratio": ratio, "unit": "us",
+                           **row_timing(ours.timing, peer.timing)}
     if ratio_max is not None:
         row["target"] = f"ratio <= {ratio_max:g}"
         row["passed"] = None if ratio is None else ratio <= ratio_max
