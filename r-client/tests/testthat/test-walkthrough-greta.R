@@ -1,22 +1,5 @@
-# A greta user's walkthrough beyond the README: each test pins a bug found that way.
-
-test_that("the README's eight schools block runs as written (y and sigma defined)", {
-  skip_if_no_python()
-  # the checkout's README: next to r-client/ when run from the checkout, else found through
-  # the checkout's Python (.venv/bin/python), as under R CMD check
-  python <- Sys.getenv("TENSORBRIDGE_PYTHON")
-  candidates <- c(testthat::test_path("..", "..", "..", "README.md"),
-                  if (nzchar(python)) file.path(dirname(dirname(dirname(python))), "README.md"))
-  is_top <- function(p) file.exists(p) && any(readLines(p, warn = FALSE) == "## Two commands")
-  path <- Filter(is_top, candidates)
-  skip_if(length(path) == 0L, "the checkout's README.md was not found")
-  readme <- readLines(path[[1L]], warn = FALSE)
-  start <- grep("^# R \\(greta's syntax", readme)
-  expect_length(start, 1L)
-  block <- readme[start:(start + 7L)]
-  expect_true(any(grepl("^y <- as_data\\(", block)))
-  expect_true(any(grepl("sigma <- c\\(", block)))
-})
+# A greta user's walkthrough beyond the README: each test pins a bug found that way. (The README
+# blocks themselves run in test-readme-blocks.R.)
 
 test_that("rowSums/colSums/rowMeans/colMeans work on lazy arrays and fall back to base R", {
   skip_if_no_python()
