@@ -256,8 +256,10 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy, *, numpy: bool | Non
         if policy.na_sentinels:
             na = np.asarray(arr == INT_MIN)
             if na.any():
+                from .na_arrays import NAArray  # reductions over NA are NA, as in R
+
                 values[na] = False
-                result = np.ma.MaskedArray(values, mask=na)
+                result = NAArray(values, mask=na)
             else:
                 result = values
         else:
@@ -265,7 +267,9 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy, *, numpy: bool | Non
     elif policy.na_sentinels and desc.dtype == "int32":
         na = np.asarray(arr == INT_MIN)
         if na.any():
-            result = np.ma.MaskedArray(arr, mask=na, copy=False)
+            from .na_arrays import NAArray
+
+            result = NAArray(arr, mask=na, copy=False)
     if desc.mask is not None:
         mask = np.asarray(array_from_descriptor(desc.mask, _MASK_POLICY, numpy=True),
                           dtype=bool)

@@ -70,6 +70,10 @@ def as_tensor(x: Any, dtype: Any = None) -> TensorRef:
     if isinstance(x, Tensor):
         return TensorRef.of(x if dtype is None else x.astype(dtype))
     x = _no_na(x, "as_tensor")
+    if isinstance(x, float) and dtype is None:
+        # an R double of length one arrives as a Python float (whose default is float32, the
+        # weak-scalar rule of the Python API); in R a double is float64 whatever its length
+        dtype = "float64"
     return TensorRef.of(tb.tensor(x, dtype=dtype))
 
 
@@ -157,7 +161,10 @@ def _argnums(argnums: Any) -> Any:
 
 
 def _float_args(args: tuple[Any, ...]) -> list[Any]:
-    return [_no_na(a, "grad") for a in args]
+    """Arguments from R: no NA, and R doubles of length one (Python floats) as float64
+    tensors, as longer doubles are (a Python float alone would make a float32 tensor)."""
+    return [tb.tensor(a, dtype="float64") if isinstance(a, float) else _no_na(a, "grad")
+            for a in args]
 
 
 def grad(fn: Callable[..., Any], argnums: Any, *args: Any) -> Any:

@@ -58,6 +58,12 @@ new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
 #' @param mean,sd,meanlog,sdlog,df,mu,sigma,location,scale,rate,shape,alpha,beta,a,b
 #'   Parameters (see Details), as in greta.
 #' @param shape1,shape2,min,max,prob,size,lambda,eta,Sigma Parameters (see Details).
+#' @param link Given (or given instead of the parameters), `binomial()` and `poisson()` are
+#'   stats' family functions: `glm(y ~ x, family = binomial)`, `binomial("probit")` and
+#'   `poisson(link = "sqrt")` work as with stats alone.
+#' @param x,a,b base R's arguments: `gamma(x = )` (or `gamma()` with one argument, e.g.
+#'   `gamma(5)`) is base R's gamma function and `beta(a = , b = )` base R's beta function.
+#'   `beta(2, 3)` with positional arguments is greta's distribution.
 #' @param dim Dimensions of the variable: `NULL` (from the parameters), `n` or a vector.
 #' @param truncation `NULL` or `c(lower, upper)`.
 #' @param n_realisations,dimension For multivariate distributions (see Details).
@@ -124,7 +130,11 @@ exponential <- function(rate, dim = NULL, truncation = NULL) {
 
 #' @rdname distributions
 #' @export
-gamma <- function(shape, rate, dim = NULL, truncation = NULL) {
+gamma <- function(shape, rate, dim = NULL, truncation = NULL, x) {
+  if (!missing(x)) return(base::gamma(x))
+  if (missing(rate) && !missing(shape) && is.null(dim) && is.null(truncation)) {
+    return(base::gamma(shape)) # gamma(5): base R's gamma function
+  }
   new_distribution("gamma", list(shape = shape, rate = rate), dim, truncation)
 }
 
@@ -148,7 +158,12 @@ pareto <- function(a, b, dim = NULL, truncation = NULL) {
 
 #' @rdname distributions
 #' @export
-beta <- function(shape1, shape2, dim = NULL, truncation = NULL) {
+beta <- function(shape1, shape2, dim = NULL, truncation = NULL, a, b) {
+  if (!missing(a) || !missing(b)) return(base::beta(a, b)) # base R's beta(a = , b = )
+  if (missing(shape2) && !missing(shape1) && is.null(dim) && is.null(truncation)) {
+    stop("beta: shape2 is missing; for base R's beta function write beta(a = , b = ) or ",
+         "base::beta()", call. = FALSE)
+  }
   new_distribution("beta", list(shape1 = shape1, shape2 = shape2), dim, truncation)
 }
 
@@ -166,7 +181,11 @@ bernoulli <- function(prob, dim = NULL) {
 
 #' @rdname distributions
 #' @export
-binomial <- function(size, prob, dim = NULL) {
+binomial <- function(size, prob, dim = NULL, link) {
+  family <- stats_family_link(if (missing(size)) NULL else substitute(size), missing(size),
+                              missing(prob), if (missing(link)) NULL else substitute(link),
+                              parent.frame(), "logit")
+  if (!is.null(family)) return(do.call(stats::binomial, list(link = family)))
   new_distribution("binomial", list(size = size, prob = prob), dim)
 }
 
@@ -178,8 +197,43 @@ beta_binomial <- function(size, alpha, beta, dim = NULL) {
 
 #' @rdname distributions
 #' @export
-poisson <- function(lambda, dim = NULL) {
+poisson <- function(lambda, dim = NULL, link) {
+  family <- stats_family_link(if (missing(lambda)) NULL else substitute(lambda),
+                              missing(lambda), missing(dim) || is.null(dim),
+                              if (missing(link)) NULL else substitute(link), parent.frame(),
+                              "log")
+  if (!is.null(family)) return(do.call(stats::poisson, list(link = family)))
   new_distribution("poisson", list(lambda_ = lambda), dim)
+}
+
+GLM_LINKS <- c("logit", "probit", "cloglog", "cauchit", "log", "identity", "sqrt",
+               "inverse", "1/mu^2")
+
+# When a call of binomial()/poisson() is clearly stats' family function (as greta detects:
+# `glm(family = binomial)` calls it with no arguments; `binomial("probit")`,
+# `binomial(link = "probit")`, `binomial(probit)` name a link), the link to pass to stats'
+# function (a name or a link-glm object); otherwise NULL. `first` is the unevaluated first
+# argument, `only` whether the distribution's other parameters are missing, `default` the
+# family's default link.
+stats_family_link <- function(first, first_missing, only, link, env, default) {
+  link_of <- function(expr) {
+    if (is.name(expr) && as.character(expr) %in% GLM_LINKS) return(as.character(expr))
+    value <- tryCatch(eval(expr, env), error = function(e) NULL)
+    if (is.character(value) && length(value) == 1L && value %in% GLM_LINKS) return(value)
+    if (inherits(value, "link-glm")) return(value)
+    NULL
+  }
+  if (!is.null(link)) {
+    l <- link_of(link)
+    if (is.null(l)) {
+      stop("link: not a link of stats' glm families (", paste(GLM_LINKS, collapse = ", "), ")",
+           call. = FALSE)
+    }
+    return(l)
+  }
+  if (!only) return(NULL)
+  if (first_missing) return(default)
+  link_of(first)
 }
 
 #' @rdname distributions
@@ -232,7 +286,8 @@ lkj_correlation <- function(eta, dimension = 2) {
 #'
 #' @param greta_array A lazy array of data (an R numeric value is wrapped with [as_data()]).
 #' @param value A distribution.
-#' @return `distribution<-`: the data array, now with a distribution.
+#' @return `distribution<-`: `greta_array` unchanged (R data stays R data, as in greta; the
+#'   likelihood is held by the model's graph).
 #' @rdname distribution
 #' @examples
 #' \dontrun{
@@ -247,6 +302,7 @@ lkj_correlation <- function(eta, dimension = 2) {
       "distribution<-: value must be a distribution such as normal(mu, sd), not %s"
     ), ppl_describe(value)), call. = FALSE)
   }
+  original <- greta_array # what the caller's variable keeps (greta leaves R data as it was)
   if (!is_lazy(greta_array)) {
     ppl_array_arg(greta_array, "greta_array", "distribution<-")
     greta_array <- as_data(greta_array)
@@ -267,14 +323,22 @@ lkj_correlation <- function(eta, dimension = 2) {
   withCallingHandlers(
     ppl_r_idiom(ppl("assign_distribution")(greta_array, value)),
     tensorbridge_error = function(e) {
-      if (grepl("already has a distribution", conditionMessage(e), fixed = TRUE)) {
+      msg <- conditionMessage(e)
+      if (grepl("already has a distribution", msg, fixed = TRUE)) {
         e$message <- paste0("distribution<-: greta_array already has a distribution ",
                             "(each data array gets one)")
         stop(e)
       }
+      if (grepl("target: ", msg, fixed = TRUE)) { # the runtime names its argument `target`
+        e$message <- paste0("distribution<-: greta_array: ",
+                            sub("^.*?target: ", "", msg, perl = TRUE))
+        stop(e)
+      }
     }
   )
-  greta_array
+  # R data keeps its value (the data array made from it holds the likelihood and is found by
+  # model() through the distribution's parameters); a lazy array is returned as it is.
+  original
 }
 
 #' @rdname distribution

@@ -137,7 +137,56 @@ Ops.tb_tensor <- function(e1, e2) {
     ))
   }
   op <- ops_map[[.Generic]]
-  tensor_op(op, e1, e2)
+  ops <- r_operands(e1, e2, .Generic)
+  tensor_op(op, ops[[1L]], ops[[2L]])
+}
+
+# The dims of an operand as R sees them: a tensor's shape, an R array's dim, NULL for an R
+# vector.
+operand_dims <- function(x) {
+  if (inherits(x, "tb_tensor")) return(.subset2(x, "shape"))
+  dim(x)
+}
+
+# R's rule for operators on a tensor and R data, where the runtime would broadcast as NumPy
+# does: an R vector (no dim) is recycled over the tensor's elements in column-major order
+# (with R's warning when its length does not divide the tensor's; an error when it is longer,
+# as R has for arrays); a tensor or array with one dimension against one with two or more,
+# which R would recycle and NumPy would broadcast along the last dimension, is refused. Other
+# operands (equal dims, scalars, a 0-d tensor) go to the runtime as they are.
+r_operands <- function(e1, e2, op) {
+  d1 <- operand_dims(e1)
+  d2 <- operand_dims(e2)
+  vector_vs_matrix <- function(a, b) length(a) == 1L && a[[1L]] > 1L && length(b) >= 2L
+  if (!is.null(d1) && !is.null(d2) && (vector_vs_matrix(d1, d2) || vector_vs_matrix(d2, d1))) {
+    stop(sprintf(paste0(
+      "tensorbridge: %s of operands with dims %s and %s: R would recycle the one-dimensional ",
+      "operand down the columns, the runtime would broadcast it along the last dimension; ",
+      "give both operands the same dims (or use an R vector, which is recycled R's way)"
+    ), op, paste(d1, collapse = " x "), paste(d2, collapse = " x ")), call. = FALSE)
+  }
+  tensor_first <- inherits(e1, "tb_tensor")
+  t <- if (tensor_first) e1 else e2
+  other <- if (tensor_first) e2 else e1
+  if (inherits(other, "tb_tensor") || !is.atomic(other) || !is.null(dim(other)) ||
+      length(other) <= 1L) {
+    return(list(e1, e2))
+  }
+  shape <- .subset2(t, "shape")
+  if (!length(shape)) return(list(e1, e2)) # a 0-d tensor is a scalar, in R as in NumPy
+  size <- prod(shape)
+  n <- length(other)
+  if (n > size) {
+    stop(sprintf(paste0(
+      "tensorbridge: %s: the R vector (length %d) is longer than the tensor (dims %s, %s ",
+      "values); R does not recycle an array to a longer vector"
+    ), op, n, paste(shape, collapse = " x "), format(size)), call. = FALSE)
+  }
+  if (size %% n != 0) {
+    warning("longer object length is not a multiple of shorter object length", call. = FALSE)
+  }
+  other <- array(rep_len(other, size), dim = shape)
+  if (tensor_first) list(e1, other) else list(other, e2)
 }
 
 math_map <- c(

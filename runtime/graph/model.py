@@ -71,6 +71,9 @@ def distribution(target: Any, dist: Any) -> None:
                 f"distribution: parameters of shape {list(d_var.shape)} do not match the "
                 f"target's shape {list(t.shape)}"
             ) from None
+    from ..ppl.distributions import check_data  # (the catalogue imports this module)
+
+    check_data(dnode.family, dnode.param_args, t)
     dnode.target = t  # the placeholder variable made by normal(...) drops out of the graph
     t.distribution = dnode
     d_var.distribution = None

@@ -134,8 +134,8 @@ test_that("distribution<- refuses variables, unknown operations and second likel
   # a discrete distribution cannot be a prior: the error shows the R idiom
   e <- expect_error(model(poisson(3)), "discrete")
   expect_match(conditionMessage(e), "distribution(y) <- poisson(...)", fixed = TRUE)
-  # R data on the left is wrapped as data
+  # R data on the left is wrapped as data, and the user's variable keeps its R value (greta)
   w <- c(0.5, 1.5)
   distribution(w) <- normal(mu, 1)
-  expect_s3_class(w, "tb_lazy_array")
+  expect_identical(w, c(0.5, 1.5))
 })
