@@ -69,7 +69,11 @@ def describe(x: Any) -> dict[str, Any]:
     if isinstance(x, bytes):
         return {"type": "bytes", "value": list(x)}
     if isinstance(x, list | tuple):
-        return {"type": type(x).__name__, "items": [describe(v) for v in x]}
+        out = {"type": type(x).__name__, "items": [describe(v) for v in x]}
+        flat = _flat(list(x))
+        if flat and all(isinstance(v, int | float) and not isinstance(v, bool) for v in flat):
+            out["values"] = [_number(v) for v in flat]  # numbers: compared like an array's
+        return out
     if isinstance(x, dict):
         return {"type": "dict", "keys": [str(k) for k in x], "values":
                 [describe(v) for v in x.values()]}
@@ -114,11 +118,12 @@ def _compare(got: Any, want: Any, path: str, policy: dict[str, Any] | None) -> s
     if isinstance(want, dict):
         if not isinstance(got, dict):
             return f"{path}: expected {json.dumps(want)}, got {json.dumps(got)}"
-        if "values" in want and policy is not None and got.get("dtype", "").startswith("float"):
+        dtype = got.get("dtype") or ("float64" if got.get("type") in ("list", "tuple") else "")
+        if "values" in want and policy is not None and dtype.startswith("float"):
             decode = [float(v) if isinstance(v, str) and v != "NA" else v
                       for v in got.get("values", [])]
             err = check_close(decode, [float(v) if isinstance(v, str) else v
-                                       for v in want["values"]], got["dtype"], **policy)
+                                       for v in want["values"]], dtype, **policy)
             if err:
                 return f"{path}.values: {err}"
             want = {k: v for k, v in want.items() if k != "values"}

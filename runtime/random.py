@@ -88,7 +88,7 @@ function mulhilo(a, b, out, i) {  // out[i] = high word, out[i + 1] = low word o
 const out = new Uint32Array(4 * n), p = new Uint32Array(4);
 let lo = startLo >>> 0, hi = startHi >>> 0;
 for (let b = 0; b < n; b++) {
-  let c0 = lo, c1 = hi, c2 = 0, c3 = 0, k0 = key0 >>> 0, k1 = key1 >>> 0;
+  let c0 = lo, c1 = hi, c2 = ctr2 >>> 0, c3 = ctr3 >>> 0, k0 = key0 >>> 0, k1 = key1 >>> 0;
   for (let r = 0; r < 10; r++) {
     mulhilo(M0, c0, p, 0);
     mulhilo(M1, c2, p, 2);
@@ -105,16 +105,19 @@ return out;
 _PHILOX_JS_FN: list[Any] = []
 
 
-def _philox_js(key: tuple[int, int], start: int, nblocks: int) -> list[int] | None:
-    """The blocks from JavaScript in Pyodide (None elsewhere, or for tiny draws)."""
+def _philox_js(key: tuple[int, int], start: int, nblocks: int, c2: int = 0,
+               c3: int = 0) -> list[int] | None:
+    """The blocks from JavaScript in Pyodide (None elsewhere, or for tiny draws); ``c2``, ``c3``
+    are the counter's high words (0 for :class:`Generator`)."""
     if sys.platform != "emscripten" or nblocks < 64:
         return None
     if not _PHILOX_JS_FN:
         import js
 
         _PHILOX_JS_FN.append(js.Function.new("key0", "key1", "startLo", "startHi", "n",
-                                             _PHILOX_JS))
-    words = _PHILOX_JS_FN[0](key[0], key[1], start & _MASK32, (start >> 32) & _MASK32, nblocks)
+                                             "ctr2", "ctr3", _PHILOX_JS))
+    words = _PHILOX_JS_FN[0](key[0], key[1], start & _MASK32, (start >> 32) & _MASK32, nblocks,
+                             c2, c3)
     return words.to_py().tolist()
 
 

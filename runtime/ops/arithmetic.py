@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import operator
+
 from .. import dtypes as D
-from ..autodiff.core import Primitive, bind
+from ..autodiff import core as _core
+from ..autodiff.core import Primitive, Tracer, bind
 from ..errors import BackendMismatchError, ShapeError
 from ..tensor import Tensor
 from .dispatch import as_tensor, binary_impl, is_scalar, kernel_impl, unary_impl
@@ -107,11 +110,75 @@ def _binary(name: str, prim: Primitive, kind: str) -> Callable[[Any, Any], Tenso
             ):
                 return bind(prim, (x, y), _NO_PARAMS)
         x, y = _prepare(name, x, y, kind)
-        return bind(prim, (x, y), _NO_PARAMS)
+        out = bind(prim, (x, y), _NO_PARAMS)
+        if out.dtype.kind == "i" and name in _EXACT and _core.recorder is None and not \
+                isinstance(out, Tracer):
+            _check_int_overflow(name, x, y, out.dtype)
+        return out
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} with NumPy broadcasting and tensorbridge dtype promotion."
     return op
+
+
+# Integer arithmetic that can leave its dtype's range: an overflow raises instead of wrapping
+# (NumPy, TensorFlow and TF.js wrap silently; R gives NA). Checked on concrete values only.
+_EXACT: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "power": operator.pow}
+_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _host_values(v: Any) -> Any:
+    if not isinstance(v, Tensor):
+        return v
+    np = _numpy()
+    return v.numpy() if np is not None else v.tolist()
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+
+        return numpy
+    except ImportError:  # Pyodide without NumPy: exact Python ints below
+        return None
+
+
+def _check_int_overflow(name: str, x: Any, y: Any, dtype: D.DType) -> None:
+    lo, hi = _INT_RANGE[dtype.name]
+    fn = _EXACT[name]
+    xv, yv = _host_values(x), _host_values(y)
+    np = _numpy()
+    if np is not None:
+        # int32 is exact in int64; int64 is checked in float64, which can only err (raise)
+        # for results within 2**10 of the limit
+        wide = np.int64 if dtype is D.int32 else np.float64
+        with np.errstate(all="ignore"):
+            if name == "power":
+                ref = np.power(np.asarray(xv, np.float64), np.asarray(yv, np.float64))
+            else:
+                ref = fn(np.asarray(xv, wide), np.asarray(yv, wide))
+        bad = bool(np.any((ref > hi) | (ref < lo)))
+    else:
+        bad = any(not lo <= r <= hi for r in _exact_values(fn, xv, yv))
+    if bad:
+        raise OverflowError(
+            f"{name}: integer overflow: a result is outside {dtype.name} "
+            f"[{lo}, {hi}]; cast the operands to int64 or float64 first")
+
+
+def _exact_values(fn: Callable[[Any, Any], Any], x: Any, y: Any) -> list[int]:
+    """Elementwise ``fn`` on nested lists with NumPy broadcasting, in exact Python ints."""
+    def flat(v: Any) -> list[Any]:
+        return [w for item in v for w in flat(item)] if isinstance(v, list) else [v]
+
+    xs, ys = flat(x), flat(y)
+    if len(xs) == len(ys):
+        return [fn(a, b) for a, b in zip(xs, ys)]
+    # broadcast: the extreme values bound every result of add/sub/mul/pow over the pairs
+    return [fn(a, b) for a in {min(xs), max(xs)} for b in {min(ys), max(ys)}] if xs and ys \
+        else []
 
 
 def _shape_of(v: Any) -> tuple[int, ...]:

@@ -52,13 +52,18 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, copy: bool = True)
     be = get_backend(backend)
     np = _numpy_or_none()
     if np is not None and isinstance(data, np.ndarray | np.generic):
-        return be.from_host(np.asarray(data), dt or _numpy_dtype(data), copy=copy)
+        arr = np.asarray(data)
+        if dt is not None and dt.kind == "i" and arr.size and arr.dtype.kind in "fiu":
+            _check_fits([arr.min(), arr.max()], dt)
+        return be.from_host(arr, dt or _numpy_dtype(data), copy=copy)
     if isinstance(data, bool | int | float):
         dt = dt or _infer_scalar_dtype(data)
+        _check_fits([data], dt)
         return be.from_host(_host_array(data, dt, ()), dt, copy=False)
     if isinstance(data, list | tuple):
         shape, flat = _flatten_nested(data)
         dt = dt or _infer_list_dtype(flat)
+        _check_fits(flat, dt)
         return be.from_host(_host_array(flat, dt, shape), dt, copy=False)
     try:
         view = memoryview(data)
@@ -83,6 +88,26 @@ def _numpy_dtype(arr: Any) -> DType:
     from ..backends.numpy_backend import numpy_dtype_to_runtime
 
     return numpy_dtype_to_runtime(arr.dtype)
+
+
+_INT_RANGE = {"int32": (-_INT32_MAX - 1, _INT32_MAX), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _check_fits(values: Any, dt: DType) -> None:
+    """An integer dtype takes values in its range only: never a wrapped number."""
+    if dt.kind != "i":
+        return
+    lo, hi = _INT_RANGE[dt.name]
+    for v in values:
+        if isinstance(v, bool):
+            continue
+        try:
+            fits = lo <= v <= hi and v == v  # NaN is not an integer
+        except TypeError:
+            continue  # not a number: the conversion below names it
+        if not fits or (isinstance(v, float) and v in (float("inf"), float("-inf"))):
+            raise OverflowError(f"data: {v!r} does not fit in {dt.name} [{lo}, {hi}]; use "
+                                f"{'int64 or ' if dt.name == 'int32' else ''}float64")
 
 
 def _infer_scalar_dtype(x: Any) -> DType:
@@ -112,9 +137,15 @@ def _infer_list_dtype(flat: list[Any]) -> DType:
 def _flatten_nested(data: Any) -> tuple[tuple[int, ...], list[Any]]:
     """Shape and row-major flat values of nested lists; rejects ragged input."""
     flat: list[Any] = []
+    leaf_depth: list[int] = []  # the depth of the first scalar: every scalar must be there
 
     def walk(x: Any, depth: int, shape: list[int]) -> None:
         if isinstance(x, list | tuple):
+            if leaf_depth and depth >= leaf_depth[0]:
+                raise ValueError(
+                    f"data: ragged nested sequence: a sequence at depth {depth} where numbers "
+                    f"were found before"
+                )
             if depth == len(shape):
                 shape.append(len(x))
             elif shape[depth] != len(x) or depth > len(shape):
@@ -127,6 +158,8 @@ def _flatten_nested(data: Any) -> tuple[tuple[int, ...], list[Any]]:
         else:
             if depth != len(shape):
                 raise ValueError(f"data: ragged nested sequence: scalar {x!r} at depth {depth}")
+            if not leaf_depth:
+                leaf_depth.append(depth)
             if isinstance(x, Tensor):
                 x = x.item()
             flat.append(x)
