@@ -187,7 +187,7 @@ def _fmt_time(v: Any, unit: str, note: Any) -> str:
 def _result(row: dict[str, Any]) -> str:
     if row.get("error"):
         return "ERROR"
-    if "target" not in row:
+    if not row.get("target"):
         return ""
     passed = row.get("passed")
     if passed is None:
@@ -308,7 +308,8 @@ def results_markdown(rows: list[dict[str, Any]], results: dict[str, dict[str, An
                 cells = [c[0], _with_range(r, "ours"), c[2],
                          _with_range(r, "peer") if r.get("peer") else "", *c[4:]]
                 out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
-            notes = [f"{r['name']}: {n}" for r in mrows for n in (r.get("notes") or [])]
+            notes = list(dict.fromkeys(  # in order, each once
+                f"{r['name']}: {n}" for r in mrows for n in (r.get("notes") or [])))
             if notes:
                 out += ["", "Notes:", ""] + [f"- {_md_cell(n)}" for n in notes]
             errs = [f"{r['name']}: {r['error']}" for r in mrows if r.get("error")]
