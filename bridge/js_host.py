@@ -61,7 +61,9 @@ import inspect
 import json
 import math
 import sys
+import traceback as _tb
 from collections import OrderedDict
+from collections.abc import Coroutine
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ClassVar
@@ -103,6 +105,7 @@ __all__ = [
     "JsCallbackError",
     "JsHost",
     "JsMap",
+    "JsPromise",
     "JsSet",
     "Sym",
     "TensorRef",
@@ -164,6 +167,57 @@ class JsCallbackError(ForeignError):
     method). Its descriptor is the JS error's: crossing back to JS it is that error again."""
 
 
+class JsPromise(Coroutine):
+    """What a JS function answered that is not a value yet: a JS ``Promise`` (an ``async`` JS
+    function, or a page function answering through ``postMessage``). ``await`` it from async
+    Python code; synchronous code that uses it as a value gets a ``TypeError`` saying so (never
+    a bare coroutine in arithmetic)."""
+
+    __slots__ = ("_coro", "_host", "_promise", "name")
+
+    def __init__(self, host: JsHost, promise: Any, name: str = "") -> None:
+        self._host = host
+        self._promise = promise
+        self._coro: Any = None  # made when awaited: one never awaited leaves nothing behind
+        self.name = name
+
+    def _awaiting(self) -> Any:
+        if self._coro is None:
+            self._coro = self._host._later(self._promise)
+        return self._coro
+
+    def __await__(self) -> Any:
+        return self._awaiting().__await__()
+
+    def send(self, value: Any) -> Any:
+        return self._awaiting().send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._awaiting().throw(*args)
+
+    def close(self) -> None:
+        if self._coro is not None:
+            self._coro.close()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        fn = f"JS function {self.name!r}" if self.name else "a JS function"
+        raise TypeError(
+            f"{fn} returned a Promise (it is async, or runs on a page that answers through "
+            f"postMessage): synchronous Python code cannot wait for it. Pass a synchronous JS "
+            f"function, or call it from an `async def` Python function and `await` the result"
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _refuse
+    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __bool__ = __float__ = __int__ = __index__ = __len__ = __iter__ = _refuse
+    __getitem__ = __contains__ = __call__ = _refuse
+
+    def __repr__(self) -> str:
+        return f"<pending result of JS function {self.name or '?'} (a Promise): await it>"
+
+
 class _SymRef:
     __slots__ = ("index",)
 
@@ -175,6 +229,8 @@ class _SymRef:
 _ENCODE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 _decode_json = json.JSONDecoder().decode
 _ERROR_RING = 64  # Python exceptions JS may throw back (they keep their frames alive)
+_INTERRUPTED = ("interrupted: tb.interrupt() (or the page's interrupt buffer) stopped the Python "
+                "code at its next check")
 
 
 def _float_node(v: float) -> Any:
@@ -359,6 +415,28 @@ class _Wire:
         )
 
 
+_TYPED_FORMATS = {"f": "float32", "d": "float64", "b": "int8", "B": "uint8", "h": "int16",
+                  "H": "uint16", "i": "int32", "I": "uint32", "q": "int64", "Q": "uint64",
+                  "l": "int64", "L": "uint64"}
+_TYPED_DTYPES = {"float32": "float32", "float64": "float64", "int8": "int32", "uint8": "int32",
+                 "int16": "int32", "uint16": "int32", "int32": "int32", "uint32": "int64",
+                 "int64": "int64", "uint64": "int64"}
+_F64_MESSAGE = ("tfjs backend: TF.js has no float64; a Float64Array makes a float64 tensor "
+                "stored and computed in float32 (0.1 -> 0.10000000149011612, 1e300 -> Infinity)")
+
+
+def _true() -> bool:
+    return True
+
+
+def _warn_f64() -> None:
+    import warnings
+
+    from ..runtime.backends.tfjs_backend import PrecisionWarning
+
+    warnings.warn(_F64_MESSAGE, PrecisionWarning, stacklevel=3)
+
+
 def _side_bytes(item: Any) -> memoryview:
     """A side buffer from JS (a JsProxy of a typed array: one copy into the Wasm heap; or any
     buffer) as a flat byte memoryview."""
@@ -522,6 +600,8 @@ class JsHost:
         self._seen_out: Any = None
         self._kinds: dict[type, int] = {}
         self._entries = handles._entries  # (the table's dict is never replaced)
+        self._executor: Any = None  # the JS host's executor where Python has no threads
+        self._no_posts: Any = _true  # its queue's empty(): false when releases wait (cheap)
 
     def _fast_in(self) -> bool:
         """Whether JS primitives may skip ``foreign_to_py`` (their converters are built-in).
@@ -537,9 +617,9 @@ class JsHost:
 
     # -- JS objects seen from Python -----------------------------------------------------------
     def js_function(self, cb_id: int, name: str) -> ForeignFunction:
-        return ForeignFunction("js", partial(self._invoke, cb_id), name, cb_id,
+        return ForeignFunction("js", partial(self._invoke, cb_id, name=name), name, cb_id,
                                partial(self._release_js, "release", cb_id),
-                               partial(self._invoke_plain, cb_id))
+                               partial(self._invoke_plain, cb_id, name=name))
 
     def js_object(self, obj_id: int, class_name: str) -> ForeignRef:
         return ForeignRef("js", obj_id, class_name,
@@ -561,7 +641,7 @@ class JsHost:
         self._js_invoke = getattr(js, "invoke", None)
         self._js_invoke_wire = getattr(js, "invokeWire", None)
 
-    def _invoke(self, cb_id: int, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _invoke(self, cb_id: int, args: list[Any], kwargs: dict[str, Any], name: str = "") -> Any:
         """ForeignFunction.invoke: descriptors in, descriptor (or FFI value) out."""
         if self._js is None:
             raise ForeignError("js", "Error", "the JS host is gone; cannot call a JS function")
@@ -576,15 +656,15 @@ class JsHost:
                 else:
                     break
             else:
-                return self.from_js(self._js_invoke(cb_id, *raw))
+                return self.from_js(self._js_invoke(cb_id, *raw), name)
         side: list[Any] = []
         enc = self.wire.enc
         node = [[enc(a, side) for a in args],
                 {"$": "d", "k": list(kwargs), "v": [enc(v, side) for v in kwargs.values()]}
                 if kwargs else None]
-        return self.from_js(self._js_invoke_wire(cb_id, _ENCODE_JSON(node), *side))
+        return self.from_js(self._js_invoke_wire(cb_id, _ENCODE_JSON(node), *side), name)
 
-    def _invoke_plain(self, cb_id: int, args: tuple[Any, ...]) -> Any:
+    def _invoke_plain(self, cb_id: int, args: tuple[Any, ...], name: str = "") -> Any:
         """ForeignFunction.invoke_plain: numbers, strings, booleans and None go to JS as they
         are (the FFI converts them as the built-in converters would); else NotImplemented."""
         if self._js_invoke is None:
@@ -599,9 +679,9 @@ class JsHost:
                 out_ok = True
             if k > 1 or (t is float and a != a and is_na_real(a)):
                 return NotImplemented
-        return self.from_js(self._js_invoke(cb_id, *args))
+        return self.from_js(self._js_invoke(cb_id, *args), name)
 
-    def from_js(self, r: Any) -> Any:
+    def from_js(self, r: Any, name: str = "") -> Any:
         """A tagged result from the JS half -> descriptor, FFI value, or an awaitable (a JS
         promise: the page is not cross-origin isolated, so the answer comes later)."""
         t = type(r)
@@ -616,8 +696,8 @@ class JsHost:
             if tag == "e":
                 return Raised(self.wire.dec_error(_decode_json(body)))
             raise ConversionError(f"bad tagged value from the js client: {r[:40]!r}")
-        if hasattr(r, "then"):  # a JS promise
-            return self._later(r)
+        if hasattr(r, "then"):  # a JS promise: awaitable, and refused as a value
+            return JsPromise(self, r, name)
         if t.__name__ == "JsNull":
             return None
         items = list(r)  # [text, *side] (a JS array)
@@ -665,7 +745,7 @@ class JsHost:
             return "t%d %s %s %s" % (  # noqa: UP031 - the fastest formatting in Pyodide
                 handles.register(value), value.dtype.name, value.backend.name,
                 ",".join(map(str, value.shape)))
-        elif inspect.iscoroutine(value) or isinstance(value, asyncio.Future):
+        elif inspect.iscoroutine(value) or isinstance(value, asyncio.Future | JsPromise):
             return asyncio.ensure_future(self._finish(value))
         try:
             desc = self.out.convert(value)
@@ -690,7 +770,14 @@ class JsHost:
             desc = None
         if not isinstance(desc, Error):  # a user converter must not turn errors into values
             desc = error_to_descriptor(exc)
-        return "e" + _ENCODE_JSON(self.wire.enc_error(desc))
+        if isinstance(exc, KeyboardInterrupt) and not desc.message:
+            desc = replace(desc, message=_INTERRUPTED)
+        node = self.wire.enc_error(desc)
+        if desc.language != "python" and exc.__traceback__ is not None:
+            # a JS error that went through Python: its descriptor stays the JS error's (it finds
+            # the original JS error again), and the Python frames it crossed come along
+            node["pytb"] = _tb.format_tb(exc.__traceback__)
+        return "e" + _ENCODE_JSON(node)
 
     async def _finish(self, awaitable: Any) -> Any:
         try:
@@ -715,6 +802,8 @@ class JsHost:
     def call(self, target: Any, attr: str | None, mask: int, *args: Any) -> Any:
         """Fast path: ``args`` are numbers, strings, booleans, None, or handle ids where bit i
         of ``mask`` is set."""
+        if not self._no_posts():
+            self.pump_posted()
         try:
             entries = self._entries
             if target is None:
@@ -749,12 +838,30 @@ class JsHost:
 
     def call_wire(self, target: Any, attr: str | None, text: str, *side: Any) -> Any:
         """General path: ``text`` is the wire of ``[args, kwargs]``."""
+        if not self._no_posts():
+            self.pump_posted()
+        out = self._call_wire(target, attr, text, side)
+        if not self._no_posts():  # JS functions / objects the call's arguments held, dropped now
+            self.pump_posted()
+        return out
+
+    def _call_wire(self, target: Any, attr: str | None, text: str, side: Any) -> Any:
         try:
             fn = self._target(target, attr)
             args, kwargs = self._decode_args(text, side)
+            if target is None:  # a runtime op: typed arrays are tensors (JS door rules)
+                args = [self._op_arg(a) for a in args]
+                kwargs = {k: self._op_arg(v) for k, v in kwargs.items()}
             return self.result(fn(*args, **kwargs))
         except BaseException as exc:
             return self.error(exc)
+
+    def pump_posted(self) -> None:
+        """Run what Python posted for the JS host: releases of JS functions and objects Python
+        dropped (``bridge.callables``; there is no other pump in Pyodide)."""
+        ex = self._executor
+        if ex is not None:
+            ex.pump()
 
     def _decode_args(self, text: str, side: Any) -> tuple[list[Any], dict[str, Any]]:
         node = _decode_json(text)
@@ -783,6 +890,8 @@ class JsHost:
         return handles.drain()
 
     def stats(self) -> Any:
+        if not self._no_posts():
+            self.pump_posted()
         return self.result(self.session.stats())
 
     def import_module(self, name: str) -> Any:
@@ -794,6 +903,14 @@ class JsHost:
     def run(self, code: str) -> Any:
         """Run Python source in :attr:`namespace`; the value of a final expression is the
         result (like Pyodide's ``runPython``)."""
+        if not self._no_posts():
+            self.pump_posted()
+        out = self._run(code)
+        if not self._no_posts():  # what the code dropped
+            self.pump_posted()
+        return out
+
+    def _run(self, code: str) -> Any:
         try:
             tree = ast.parse(code, "<tensorbridge>", "exec")
             last = None
@@ -813,20 +930,64 @@ class JsHost:
     def adopt(self, backend: str, host_id: int, dtype: str) -> Any:
         """A tensor over a host tensor JS made (one copy of a TypedArray into TF.js)."""
         try:
+            if dtype == "float64" and backend == "tfjs":
+                _warn_f64()
             return self.result(self.tb.get_backend(backend).adopt(host_id, dtype))
         except BaseException as exc:
             return self.error(exc)
 
     def tensor_from(self, text: str, *side: Any) -> Any:
-        """tb.tensor(data, shape, dtype, backend) with the data as an Array descriptor."""
+        """tb.tensor(data, shape, dtype, backend) of the JS client, for what its fast path does
+        not take: typed arrays (JS rules: :meth:`typed_tensor`), and any other value, which
+        the runtime's ``tb.tensor`` takes or refuses (ragged lists, strings, objects, null,
+        integers out of range raise errors naming ``data``). ``shape`` may be None."""
         try:
             (data, shape, dtype, backend), _ = self._decode_args(text, side)
-            t = self.tb.tensor(data, dtype=dtype, backend=backend)
-            if tuple(t.shape) != tuple(shape):
-                t = self.tb.reshape(t, tuple(shape))
-            return self.result(t)
+            t = type(data)
+            if t is memoryview or (t.__module__ == "numpy" and t.__name__ == "ndarray"):
+                out = self.typed_tensor(data, dtype, backend)
+            else:
+                out = self.tb.tensor(data, dtype=dtype, backend=backend)
+            if shape is not None and tuple(out.shape) != tuple(shape):
+                out = self.tb.reshape(out, tuple(shape))
+            return self.result(out)
         except BaseException as exc:
             return self.error(exc)
+
+    def typed_tensor(self, data: Any, dtype: Any = None, backend: Any = None) -> Any:
+        """A tensor from a JS typed array (a memoryview here, or a NumPy array where NumPy is):
+        the JS door's rule, the same for ``tb.tensor(typed)`` and a typed array given to an op.
+        Float32Array -> float32; Float64Array -> float64 (a ``PrecisionWarning`` on tfjs, which
+        stores it as float32); Int8/Int16/Int32/Uint8/Uint8Clamped/Uint16Array -> int32 (as
+        TF.js for Int32/Uint8: never bool); Uint32/BigInt64/BigUint64Array -> int64. A value
+        that does not fit the dtype (or its storage) raises ``OverflowError``."""
+        view = memoryview(data)
+        fmt = view.format.lstrip("@=<")
+        src = _TYPED_FORMATS.get(fmt)
+        if src is None:
+            raise TypeError(f"data: a typed array of format {view.format!r} cannot be a tensor")
+        dt = dtype if dtype is not None else _TYPED_DTYPES[src]
+        shape = tuple(view.shape or ())
+        flat = view.cast("B").cast(fmt).tolist() if view.nbytes else []
+        be = self.tb.get_backend(backend)
+        if be.name == "tfjs":
+            if str(dt) == "float64":
+                _warn_f64()
+            elif str(dt) == "int64" and flat and not -(2**31) <= min(flat) <= max(flat) < 2**31:
+                bad = next(v for v in flat if not -(2**31) <= v < 2**31)
+                raise OverflowError(f"data: {bad} does not fit in int32, the storage of int64 "
+                                    f"on TF.js; pass a Float64Array or split the values")
+        t = self.tb.tensor(flat, dtype=dt, backend=backend)
+        return t if tuple(t.shape) == shape else self.tb.reshape(t, shape)
+
+    def _op_arg(self, a: Any) -> Any:
+        """An op's argument: typed arrays (also inside lists) become tensors."""
+        t = type(a)
+        if t is memoryview or (t.__module__ == "numpy" and t.__name__ == "ndarray"):
+            return self.typed_tensor(a)
+        if t is list and any(type(x) is memoryview or type(x) is list for x in a):
+            return [self._op_arg(x) for x in a]
+        return a
 
     def host_id(self, hid: int) -> int:
         """The TF.js host id of a tfjs tensor (JS reads its data directly), else -1."""
@@ -882,6 +1043,14 @@ class JsHost:
 
     def transform(self, kind: str, text: str, *side: Any) -> Any:
         """grad / value_and_grad of a traced program: wire of [program, args, argnums]."""
+        if not self._no_posts():
+            self.pump_posted()
+        out = self._transform(kind, text, side)
+        if not self._no_posts():
+            self.pump_posted()
+        return out
+
+    def _transform(self, kind: str, text: str, side: Any) -> Any:
         try:
             (prog, args, argnums), _ = self._decode_args(text, side)
             nargs = len(args)
@@ -974,7 +1143,8 @@ def install(js: Any = None) -> JsHost:
     if _HOST is None:
         _HOST = JsHost(js)
         if not dispatch.THREADS:
-            _HOST.session.register_host()
+            _HOST._executor = _HOST.session.register_host()
+            _HOST._no_posts = _HOST._executor._queue.empty
     elif js is not None:
         _HOST.js = js
     return _HOST

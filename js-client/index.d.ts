@@ -36,14 +36,30 @@ export interface BridgeInfo {
   crossOriginIsolated?: boolean;
 }
 
+/** What view() gives: `data` is read each time (a view of the WASM heap is made again when the
+ * heap grows, so it never reads a detached buffer); null after release(). */
+export interface TensorView<T extends TypedArray = TypedArray> {
+  readonly data: T | null;
+  shape: number[];
+  dtype: DType;
+  /** True when `data` is a zero-copy view of the tensor's memory (else a copy). */
+  view: boolean;
+  /** Stop using the view (it must not outlive the tensor). */
+  release(): void;
+}
+
+/** Values with their layout: what Python arrays of 2+ dimensions become (calculate, simulate,
+ * layer weights), and what tb.tensor / fit take. */
 export interface TensorData<T extends TypedArray = TypedArray> {
   data: T;
   shape: number[];
   dtype: DType;
-  /** Only from view(): true when `data` is a zero-copy view of the tensor's memory. */
-  view?: boolean;
-  /** Only from view(): stop using the view (it must not outlive the tensor). */
-  release?: () => void;
+}
+
+/** tb.tensor's options object (the same as its shape and dtype arguments). */
+export interface TensorOptions {
+  shape?: number[];
+  dtype?: DType;
 }
 
 /** Keyword arguments for ops and Python calls: `tb.sum(x, tb.kw({axis: 1}))`. */
@@ -65,10 +81,11 @@ export class Tensor implements Disposable {
   readonly size: number;
   readonly ndim: number;
   readonly disposed: boolean;
-  /** The values as a typed array (a copy). float64 -> Float64Array, int64 -> BigInt64Array. */
-  data(): Promise<TensorData>;
+  /** The values as a TypedArray (a copy), as in TF.js: float32 -> Float32Array, float64 ->
+   * Float64Array, int32 -> Int32Array, int64 -> BigInt64Array, bool -> Uint8Array. */
+  data(): Promise<TypedArray>;
   /** A zero-copy view where the runtime is in-process (Node; wasm/cpu), else a copy. */
-  view(): Promise<TensorData>;
+  view(): Promise<TensorView>;
   /** Nested arrays (a number or boolean for 0-d). */
   array(): Promise<NestedArray>;
   dispose(): void;
@@ -117,9 +134,10 @@ export class TensorBridgeError extends Error {
   type: string;
   /** The exception type as Python saw it ("ValueError"; JS errors: "JsCallbackError"). */
   pyType: string;
-  /** Frames, oldest first. */
+  /** Frames, oldest first: Python's; for a JS error that went through Python, the Python
+   * frames it crossed, then its JS stack lines. */
   traceback: string[];
-  /** The traceback as Python prints it (JS errors: the JS stack). */
+  /** The traceback as Python prints it (JS errors: the Python frames, then the JS stack). */
   pyTraceback: string;
   /** The bridge's Error descriptor, unchanged: sent back to Python as it is. */
   descriptor: ErrorDescriptor;
@@ -429,7 +447,13 @@ export interface TensorBridge {
   /** NUTS (or HMC) draws from a model. */
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
   readonly Tensor: typeof Tensor;
-  tensor(data: TypedArray | NestedArray, shape?: number[], dtype?: DType): Promise<Tensor>;
+  /** A TypedArray (Float32Array -> float32, Float64Array -> float64, Int8/Int16/Int32/Uint8/
+   * Uint8Clamped/Uint16Array -> int32, Uint32/BigInt64/BigUint64Array -> int64), nested arrays
+   * of numbers (float32) or booleans (bool), a number or a boolean. Anything else rejects
+   * with Python's error naming `data` (TypeError, ValueError for ragged arrays, OverflowError
+   * for integers that do not fit the dtype). */
+  tensor(data: TypedArray | NestedArray, shape?: number[] | TensorOptions | null,
+    dtype?: DType): Promise<Tensor>;
   /** Any runtime op by name. */
   op(name: string, ...args: Arg[]): Promise<any>;
   kw(obj: Record<string, unknown>): Kwargs;

@@ -33,6 +33,21 @@ function spirals(n, seed = 1) {
 
 // -- the chart: batch losses (thin), epoch losses (dots), validation loss (dashed) -------------
 const batchLoss = [], epochLoss = [], valLoss = [];
+// what the chart shows (also read by the browser test: legend entries and axis titles)
+const chart = {
+  axes: { x: "training step (batch)", y: "loss (binary cross-entropy)" },
+  legend: [
+    { label: "batch loss", color: "#9fb0ec", width: 1, dash: [] },
+    { label: "epoch loss (training)", color: "#3a5bd9", width: 2, dash: [], dot: true },
+    { label: "validation loss", color: "#d9803a", width: 2, dash: [5, 4] }],
+  drawn: 0,
+};
+result.chart = chart;
+const stopSpinner = () => {
+  const sp = $("spinner");
+  sp.style.animation = "none";
+  sp.style.display = "none";
+};
 let steps = 1, dirty = false;
 function draw() {
   dirty = false;
@@ -40,13 +55,35 @@ function draw() {
   c.clearRect(0, 0, W, H);
   const all = [...batchLoss.map((p) => p[1]), ...valLoss.map((p) => p[1])];
   const max = Math.max(...all, 1e-9);
-  const px = (i) => 30 + ((W - 40) * i) / Math.max(steps, 1);
-  const py = (l) => H - 20 - ((H - 30) * l) / max;
+  const L = 44, B = 34;  // room for the y-axis title and ticks, the x-axis title
+  const px = (i) => L + ((W - L - 10) * i) / Math.max(steps, 1);
+  const py = (l) => H - B - ((H - B - 10) * l) / max;
   c.strokeStyle = "#889"; c.lineWidth = 1; c.beginPath();
-  c.moveTo(30, 10); c.lineTo(30, H - 20); c.lineTo(W - 10, H - 20); c.stroke();
+  c.moveTo(L, 10); c.lineTo(L, H - B); c.lineTo(W - 10, H - B); c.stroke();
   c.fillStyle = "#556"; c.font = "11px system-ui";
-  c.fillText(max.toFixed(2), 2, 14); c.fillText("0", 18, H - 20);
-  c.fillText("batches →", W - 70, H - 6);
+  c.textAlign = "right";
+  c.fillText(max.toFixed(2), L - 4, 16); c.fillText("0", L - 4, H - B);
+  c.textAlign = "left";
+  c.fillText("0", L, H - B + 13);
+  c.textAlign = "right"; c.fillText(String(steps), W - 10, H - B + 13);
+  // axis titles
+  c.font = "12px system-ui"; c.fillStyle = "#334"; c.textAlign = "center";
+  c.fillText(chart.axes.x, L + (W - L - 10) / 2, H - 6);
+  c.save(); c.translate(14, 10 + (H - B - 10) / 2); c.rotate(-Math.PI / 2);
+  c.fillText(chart.axes.y, 0, 0); c.restore();
+  c.textAlign = "left";
+  // legend (top right)
+  c.font = "11px system-ui";
+  const lw = 150, lx = W - lw - 14, ly = 14;
+  c.fillStyle = "rgba(255, 255, 255, 0.85)"; c.fillRect(lx - 6, ly - 10, lw, 16 * chart.legend.length + 6);
+  chart.legend.forEach(({ label, color, width, dash, dot }, k) => {
+    const y = ly + 16 * k;
+    c.strokeStyle = color; c.lineWidth = width; c.setLineDash(dash); c.beginPath();
+    c.moveTo(lx, y); c.lineTo(lx + 22, y); c.stroke(); c.setLineDash([]);
+    if (dot) { c.fillStyle = color; c.beginPath(); c.arc(lx + 11, y, 3, 0, 7); c.fill(); }
+    c.fillStyle = "#334"; c.fillText(label, lx + 28, y + 4);
+  });
+  chart.drawn++;
   const line = (pts, color, width, dash = []) => {
     c.strokeStyle = color; c.lineWidth = width; c.setLineDash(dash); c.beginPath();
     pts.forEach(([i, l], k) => (k ? c.lineTo(px(i), py(l)) : c.moveTo(px(i), py(l))));
@@ -107,11 +144,13 @@ try {
   $("bar").firstElementChild.style.width = "100%";
   $("gap").textContent = `${longest.toFixed(1)} ms over ${gaps.length} frames`;
   $("status").textContent = `done: ${epochs} epochs, ${batches} batches in ${trainMs.toFixed(0)} ms`;
+  stopSpinner();
   Object.assign(result, { done: true, final, valAccuracy: acc, longestGapMs: longest,
     frames: gaps.length, trainMs, bootMs: tb.info.bootMs, mode: tb.info.mode,
     callbacks: batchLoss.length + epochLoss.length, batchPoints: batchLoss.length,
     epochPoints: epochLoss.length, steps });
 } catch (e) {
   $("status").textContent = `failed: ${e.message}`;
+  stopSpinner();
   Object.assign(result, { done: true, error: String(e.stack || e) });
 }

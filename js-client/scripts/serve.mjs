@@ -17,7 +17,13 @@ export function serve({ port = 0, isolation = true } = {}) {
     const url = new URL(req.url, "http://127.0.0.1");
     let file = path.join(root, decodeURIComponent(url.pathname));
     if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
-    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) {
+      if (!url.pathname.endsWith("/")) {  // /demo -> /demo/, so relative URLs resolve inside it
+        res.writeHead(301, { Location: `${url.pathname}/${url.search}` }).end();
+        return;
+      }
+      file = path.join(file, "index.html");
+    }
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end("not found"); return; }
       const headers = { "Content-Type": TYPES[path.extname(file)] ?? "application/octet-stream",

@@ -116,9 +116,13 @@ export class Tensor {
   get size() { return this.shape.reduce((a, b) => a * b, 1); }
   get ndim() { return this.shape.length; }
   get disposed() { return this[kHandle].disposed; }
-  /** {data: TypedArray, shape, dtype}: a copy. */
+  /** The values, a TypedArray (a copy) as in TF.js: Float32Array (float32), Float64Array
+   * (float64), Int32Array (int32), BigInt64Array (int64), Uint8Array (bool); shape and dtype are
+   * on the tensor. */
   async data() { return this[kHandle].tb._data(this, false); }
-  /** A zero-copy view where possible (Node, wasm/cpu backends); call release() when done. */
+  /** {data, shape, dtype, view, release}: a zero-copy view where possible (Node and pages
+   * without a worker, wasm/cpu backends), else a copy; call release() when done. `data` stays
+   * valid when the WASM heap grows. */
   async view() { return this[kHandle].tb._data(this, true); }
   /** Nested JS arrays (a number for 0-d). */
   async array() {
@@ -133,22 +137,71 @@ for (const [m, op] of Object.entries(METHODS)) {
   Tensor.prototype[m] = function (...args) { return this[kHandle].tb.op(op, this, ...args); };
 }
 
-function flatten(data, shape) {
-  if (!Array.isArray(data)) return [data];
-  const out = [];
+/** Shape and flat values of nested arrays of numbers / booleans; null when they are not that
+ * (ragged, other leaves): then Python's tb.tensor decides, and its errors name `data`. */
+function flatten(data) {
+  if (!Array.isArray(data)) {
+    return typeof data === "number" || typeof data === "boolean" ? { shape: [], values: [data] }
+      : null;
+  }
+  const shape = [], values = [];
+  let leafDepth = -1;
   const walk = (x, d) => {
     if (Array.isArray(x)) {
+      if (leafDepth >= 0 && d >= leafDepth) return false;
       if (shape.length === d) shape.push(x.length);
-      else if (shape[d] !== x.length) throw new RangeError("tensor: ragged nested array");
-      for (const v of x) walk(v, d + 1);
-    } else out.push(x);
+      else if (shape[d] !== x.length) return false;
+      for (const v of x) if (!walk(v, d + 1)) return false;
+      return true;
+    }
+    if (typeof x !== "number" && typeof x !== "boolean") return false;
+    if (leafDepth < 0) leafDepth = d;
+    if (d !== shape.length) return false;
+    values.push(x);
+    return true;
   };
-  walk(data, 0);
-  return out;
+  if (!walk(data, 0)) return null;
+  if (leafDepth >= 0 && leafDepth !== shape.length) return null;
+  return { shape, values };
 }
 
+const DTYPES = ["float32", "float64", "int32", "int64", "bool"];
 const TENSOR_TYPED = { float32: Float32Array, float64: Float64Array, int32: Int32Array,
   int64: BigInt64Array, bool: Uint8Array };
+/** The dtype of tb.tensor(typedArray) (Python applies the same rule to typed arrays given to
+ * ops, bridge/js_host.py typed_tensor): TF.js's for Float32/Int32/Uint8Array (never bool), and
+ * exact for the others (TF.js would make them float32). */
+export const TYPED_DTYPE = new Map([[Float32Array, "float32"], [Float64Array, "float64"],
+  [Int8Array, "int32"], [Uint8Array, "int32"], [Uint8ClampedArray, "int32"],
+  [Int16Array, "int32"], [Uint16Array, "int32"], [Int32Array, "int32"], [Uint32Array, "int64"],
+  [BigInt64Array, "int64"], [BigUint64Array, "int64"]]);
+const EXACT_INT32 = new Set([Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array,
+  Int32Array]);
+const I32_MIN = -2147483648, I32_MAX = 2147483647;
+const fitsInt32 = (v) => typeof v === "boolean" || (Number.isInteger(v) && v >= I32_MIN
+  && v <= I32_MAX);
+
+/** Storage for the fast path (one copy into TF.js), or null: Python's tb.tensor then makes it
+ * (and checks what does not fit). */
+function fastStorage(data, dtype, isTyped) {
+  if (isTyped) {
+    const C = data.constructor;
+    if (C === BigInt64Array || C === BigUint64Array || C === Uint32Array) return null;
+    if (dtype === "float32" || dtype === "float64") return data;
+    if (dtype === "int32" || dtype === "int64") {
+      return EXACT_INT32.has(C) ? (C === Int32Array ? data : Int32Array.from(data)) : null;
+    }
+    if (dtype === "bool") return Uint8Array.from(data, (v) => (v ? 1 : 0));
+    return null;
+  }
+  if (dtype === "int32" || dtype === "int64") {
+    if (!data.every(fitsInt32)) return null;
+    return Int32Array.from(data, Number);
+  }
+  if (dtype === "bool") return Uint8Array.from(data, (v) => (v ? 1 : 0));
+  return TENSOR_TYPED[dtype].from(data, Number);
+}
+
 const FAST_MAX = 30;  // arguments a fast call can carry (bits of the handle mask)
 
 export class TensorBridge {
@@ -283,31 +336,49 @@ export class TensorBridge {
     }
   }
 
-  /** tb.tensor(data, shape?, dtype?): data is a TypedArray, nested arrays or a number. */
+  /**
+   * tb.tensor(data, shape?, dtype?) or tb.tensor(data, {shape, dtype}): data is a TypedArray
+   * (its dtype: TYPED_DTYPE), nested arrays of numbers / booleans (float32, or bool), a number
+   * or a boolean. Anything else goes to Python's tb.tensor, which refuses it with an error
+   * naming `data` (TypeError: strings, objects, null, undefined; ValueError: ragged arrays;
+   * OverflowError: integers that do not fit the dtype).
+   */
   async tensor(data, shape, dtype) {
-    let flat, shp = shape ? [...shape] : null;
-    if (isTypedArray(data)) {
-      flat = data;
+    if (shape !== null && typeof shape === "object" && !Array.isArray(shape)
+      && !isTypedArray(shape)) {
+      ({ shape, dtype } = shape);  // options object
+    }
+    if (dtype !== undefined && dtype !== null && !DTYPES.includes(dtype)) {
+      throw new TypeError(`tensor: dtype must be one of ${DTYPES.join(", ")}, got ${
+        JSON.stringify(dtype) ?? String(dtype)}`);
+    }
+    dtype = dtype ?? undefined;
+    let shp = shape ? [...shape] : null, flat = null;
+    const typed = isTypedArray(data);
+    if (typed && TYPED_DTYPE.has(data.constructor)) {
+      dtype = dtype ?? TYPED_DTYPE.get(data.constructor);
       shp = shp ?? [data.length];
-      dtype = dtype ?? { Float32Array: "float32", Float64Array: "float64", Int32Array: "int32",
-        BigInt64Array: "int64", Uint8Array: "bool" }[data.constructor.name] ?? "float32";
-      if (data instanceof Uint8Array && dtype !== "bool") flat = new TENSOR_TYPED[dtype](data);
-    } else {
-      const inferred = [];
-      const values = flatten(data, inferred);
-      shp = shp ?? inferred;
-      dtype = dtype ?? (values.every((v) => typeof v === "boolean") && values.length ? "bool"
-        : "float32");
-      const C = TENSOR_TYPED[dtype];
-      if (!C) throw new TypeError(`tensor: unknown dtype ${dtype}`);
-      flat = C === BigInt64Array ? BigInt64Array.from(values, (v) => BigInt(v))
-        : C.from(values, (v) => (typeof v === "boolean" ? Number(v) : v));
+      flat = fastStorage(data, dtype, true);
+    } else if (!typed) {
+      const f = flatten(data);
+      if (f !== null) {
+        shp = shp ?? f.shape;
+        dtype = dtype ?? (f.values.length && f.values.every((v) => typeof v === "boolean")
+          ? "bool" : "float32");
+        flat = fastStorage(f.values, dtype, false);
+      }
     }
-    const n = shp.reduce((a, b) => a * b, 1);
-    if (n !== flat.length) {
-      throw new RangeError(`tensor: ${flat.length} values do not fill shape [${shp}]`);
+    if (flat !== null) {
+      const n = shp.reduce((a, b) => a * b, 1);
+      if (n !== flat.length) {
+        throw new RangeError(`tensor: shape [${shp}] holds ${n} values, data has ${flat.length}`);
+      }
+      return this._request("tensor", [flat, shp, dtype]);
     }
-    return this._request("tensor", [flat, shp, dtype]);
+    // Python's tb.tensor decides (and names `data` in its errors)
+    const { text, side } = this.codec.encodeCall([data, shape ? [...shape] : null,
+      dtype ?? null, null], null);
+    return this._request("tensorFrom", [text, side]);
   }
 
   /** Any runtime op by name: tb.op("logsumexp", x, tb.kw({axis: 1})). */
@@ -321,25 +392,33 @@ export class TensorBridge {
     return this._call(null, name, args, kwargs);
   }
 
+  /** The values of tensor t: a TypedArray (a copy), or a view {data, shape, dtype, view,
+   * release} whose `data` stays valid when the WASM heap grows (it is made again then). */
   async _data(t, view) {
     const h = t[kHandle];
     const res = await this.channel.request("data", [h.use(), view]);
-    let data = res.data;
-    if (res.tagged !== undefined) {
-      data = this.codec.result(res.tagged);  // an Array descriptor: the right typed array
-    } else if (t.dtype === "float64") {
-      data = Float64Array.from(data);
-    } else if (t.dtype === "int64") {
-      data = BigInt64Array.from(data, (v) => BigInt(v));
-    } else if (t.dtype === "bool" && !(data instanceof Uint8Array)) {
-      data = Uint8Array.from(data);
-    }
-    const out = { data, shape: t.shape, dtype: t.dtype };
-    if (view) {
-      out.view = !!res.view && data === res.data;
-      out.release = () => { out.data = null; };
-    }
-    return out;
+    const fix = (data) => {
+      if (res.tagged !== undefined) return data;
+      if (t.dtype === "float64") return Float64Array.from(data);
+      if (t.dtype === "int64") return BigInt64Array.from(data, (v) => BigInt(v));
+      if (t.dtype === "bool" && !(data instanceof Uint8Array)) return Uint8Array.from(data);
+      return data;
+    };
+    let data = res.tagged !== undefined ? this.codec.result(res.tagged) : fix(res.data);
+    if (!view) return data;
+    const isView = !!res.view && data === res.data;
+    const refresh = isView ? res.refresh : undefined;
+    let released = false;
+    return {
+      get data() {
+        if (released) return null;
+        // a view of the WASM heap is detached when the heap grows: view the new heap
+        if (refresh && data.buffer.byteLength === 0) data = refresh();
+        return data;
+      },
+      shape: t.shape, dtype: t.dtype, view: isView,
+      release() { released = true; data = null; },
+    };
   }
 
   /** grad(f): f(...tensors) -> scalar tensor, written with tb ops (traced, run in Python). */

@@ -105,25 +105,26 @@ export class Core {
   tensorList(id) { return this.out(this.fn.tensor_list(id)); }
   memory() { return { runtime: this.out(this.fn.memory()), tf: this.tf.memory() }; }
 
-  /** One copy of a TypedArray into the backend's memory (TF.js) and a runtime tensor on it. */
-  tensor(data, shape, dtype, text, side) {
-    if (!DTYPES.has(dtype)) throw new TypeError(`dtype: unknown dtype ${dtype}`);
+  /** One copy of a TypedArray into the backend's memory (TF.js) and a runtime tensor on it.
+   * The client checked the values (tensor() in client.js): int dtypes come as Int32Array. */
+  tensor(data, shape, dtype) {
+    if (!DTYPES.has(dtype)) throw new TypeError(`tensor: unknown dtype ${dtype}`);
     if (this.backend === "tfjs") {
       const storage = dtype === "float64" ? "float32" : dtype === "int64" ? "int32" : dtype;
-      let arr = data;
-      if (dtype === "int64" && (arr instanceof BigInt64Array || typeof arr[0] === "bigint")) {
-        arr = Int32Array.from(arr, (v) => {
-          if (v > 2147483647n || v < -2147483648n) {
-            throw new RangeError(`tensor: ${v} does not fit in int32, the storage of int64 on TF.js`);
-          }
-          return Number(v);
-        });
-      }
-      const id = this.host.from_typed(arr, shape, storage);
+      const id = this.host.from_typed(data, shape, storage);
       return this.out(this.fn.adopt(this.backend, id, dtype));
     }
-    return this.out(this.fn.tensor_from(text, ...side));  // through an Array descriptor
+    // other backends: through an Array descriptor (bridge/js_host.py tensor_from)
+    const d = { Float32Array: "float32", Float64Array: "float64", Int32Array: "int32",
+      Uint8Array: "uint8", BigInt64Array: "int64" }[data.constructor.name];
+    const text = JSON.stringify([[{ $: "a", i: 0, d, s: [data.length] }, shape, dtype, null],
+      null]);
+    return this.out(this.fn.tensor_from(text, data));
   }
+
+  /** tb.tensor of what the client's fast path does not take: the wire of [data, shape, dtype,
+   * backend]; Python's tb.tensor decides. */
+  tensorFrom(text, side) { return this.out(this.fn.tensor_from(text, ...side)); }
 
   /** Tensor data: {data, view} read from TF.js directly, or a tagged Array (other backends). */
   data(hid, view = false) {
@@ -135,7 +136,8 @@ export class Core {
       const b = this.tf.backend(), info = b.dataIdMap.get(t.dataId);
       const C = t.dtype === "float32" ? Float32Array : t.dtype === "int32" ? Int32Array
         : Uint8Array;
-      return { data: new C(b.wasm.HEAPU8.buffer, info.memoryOffset, t.size), view: true };
+      const make = () => new C(b.wasm.HEAPU8.buffer, info.memoryOffset, t.size);
+      return { data: make(), view: true, refresh: make };  // made again when the heap grows
     }
     let d = t.dataSync();
     if (view && be === "cpu") return { data: d, view: true };

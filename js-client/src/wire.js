@@ -41,10 +41,15 @@ export class TensorBridgeError extends Error {
     this.type = node.type;
     /** The exception type as Python saw it (JS errors are JsCallbackError there). */
     this.pyType = py ? node.type : "JsCallbackError";
-    this.traceback = node.tb || [];
+    // a JS error that went through Python carries the Python frames it crossed (pytb)
+    const pyFrames = py ? node.tb || [] : node.pytb || [];
+    /** Python's frames (File "...", line ...), then for a JS error its JS stack lines. */
+    this.traceback = py ? pyFrames : [...pyFrames, ...(node.tb || [])];
     this.pyTraceback = py
-      ? `Traceback (most recent call last):\n${this.traceback.join("")}${node.type}: ${node.msg}`
-      : this.traceback.join("\n");
+      ? `Traceback (most recent call last):\n${pyFrames.join("")}${node.type}: ${node.msg}`
+      : (pyFrames.length ? `Traceback (most recent call last):\n${pyFrames.join("")}`
+        + `JsCallbackError: ${node.type}: ${node.msg}\nJS stack (innermost last):\n` : "")
+        + (node.tb || []).join("\n");
     /** The bridge's Error descriptor, unchanged: sent back to Python as it is. */
     this.descriptor = node;
     if (original) this.cause = original;

@@ -368,6 +368,13 @@ def test_async_js_results_are_awaitables(host):
     fe = br.from_foreign("js", host.wire.dec({"$": "cb", "id": 4, "n": "p"}, []))
     with pytest.raises(JsCallbackError, match="late"):
         asyncio.run(fe(1))
+    # synchronous code using the pending result as a value gets a clear error, not a coroutine
+    pending = fc(1)
+    with pytest.raises(TypeError, match=r"returned a Promise.*async def"):
+        pending + 1
+    with pytest.raises(TypeError, match="returned a Promise"):
+        float(pending)
+    pending.close()
 
 
 # -- user converters from JS -------------------------------------------------------------------

@@ -58,7 +58,7 @@ test("runtime in a worker: isolation, round trips, callbacks, errors, leaks, fix
         const x = await tb.tensor([[1, 2], [3, 4]]);
         const y = await tb.add(await tb.tanh(await tb.matmul(x, await x.T())), 1.0);
         const [v, g] = await tb.valueAndGrad((w) => w.mul(w).sum())(x);
-        return { y: Array.from((await y.data()).data), v: await v.array(), g: await g.array() };
+        return { y: Array.from(await y.data()), v: await v.array(), g: await g.array() };
       });
       assert.ok(Math.abs(r.y[0] - (Math.tanh(5) + 1)) < 1e-6);
       assert.equal(r.v, 30);
@@ -312,10 +312,25 @@ _caught`))(() => { throw new RangeError("late"); });
 test("demo page: a tb.layers model trains in the worker, the loss chart is drawn live from "
   + "fit callbacks, the main thread stays responsive, screenshot not blank",
   { timeout: 240000 }, async (t) => {
-    const p = await page("/demo/");
+    const p = await page("/demo");  // without the slash: redirected to /demo/
+    assert.match(p.url(), /\/demo\/$/);
     await p.waitForFunction(() => window.demoResult?.done, null, { timeout: 200000 });
     const r = await p.evaluate(() => window.demoResult);
     assert.equal(r.error, undefined, `${r.error}\n${p.logs.join("\n")}`);
+    // the spinner stops after "done"; the chart has a legend and axis titles
+    const spinner = await p.evaluate(() => {
+      const s = getComputedStyle(document.getElementById("spinner"));
+      return { display: s.display, animation: s.animationName,
+        status: document.getElementById("status").textContent };
+    });
+    assert.match(spinner.status, /^done/);
+    assert.equal(spinner.display, "none");
+    assert.equal(spinner.animation, "none");
+    assert.deepEqual(r.chart.legend.map((l) => l.label),
+      ["batch loss", "epoch loss (training)", "validation loss"]);
+    assert.match(r.chart.axes.x, /batch/);
+    assert.match(r.chart.axes.y, /loss/);
+    assert.ok(r.chart.drawn > 0);
     assert.ok(r.final < 0.35, `final loss ${r.final}`);
     assert.ok(r.callbacks >= 20, "progress callbacks reached the main thread");
     // every onBatchEnd / onEpochEnd event of fit() reached the page and became a chart point

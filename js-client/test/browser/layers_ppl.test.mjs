@@ -68,7 +68,7 @@ async function trainInPage({ epochs, stopAt }) {
     } });
   const pred = await model.predict({ data: x.slice(0, 2 * d), shape: [2, d] });
   return { epochs: h.epoch.length, loss: h.history.loss, epochsSeen, batches,
-    where: [...where], pred: (await pred.data()).data.length };
+    where: [...where], pred: (await pred.data()).length };
 }
 
 test("layers in the worker: callbacks on the main thread, stopTraining, R model",

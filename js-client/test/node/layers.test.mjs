@@ -121,8 +121,8 @@ test("save to a directory and load back: same predictions, optimizer state kept"
   assert.equal(fs.statSync(path.join(dir, "weights.bin")).size, info.weightDataBytes);
   assert.ok(doc.weightsManifest[0].weights.some((w) => w.group === "optimizer"));
   const back = await tb.layers.loadModel(dir);
-  const a = (await (await model.predict(x)).data()).data;
-  const b = (await (await back.predict(x)).data()).data;
+  const a = await (await model.predict(x)).data();
+  const b = await (await back.predict(x)).data();
   assert.deepEqual(Array.from(b), Array.from(a));
   // the loaded model keeps training from the saved optimizer state
   const h = await back.fit(x, y, { epochs: 1, batchSize: 8 });
@@ -131,7 +131,7 @@ test("save to a directory and load back: same predictions, optimizer state kept"
   const again = await tb.layers.loadModel({ modelJSON: art.modelJSON, weightData:
     art.weightData.buffer.slice(art.weightData.byteOffset,
       art.weightData.byteOffset + art.weightData.byteLength) });
-  assert.deepEqual(Array.from((await (await again.predict(x)).data()).data), Array.from(a));
+  assert.deepEqual(Array.from(await (await again.predict(x)).data()), Array.from(a));
   fs.rmSync(dir, { recursive: true });
 });
 

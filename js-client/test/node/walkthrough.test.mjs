@@ -51,7 +51,7 @@ test("an un-awaited tb.tensor(...) works as an argument, as it reads in TF.js", 
   await noLeak(async () => {
     const pending = tb.tensor([1, 2]);  // not awaited
     const r = await tb.add(pending, 1);
-    assert.deepEqual(Array.from((await r.data()).data), [2, 3]);
+    assert.deepEqual(Array.from(await r.data()), [2, 3]);
     r.dispose();
     (await pending).dispose();
     const model = await tb.layers.sequential({ layers: [tb.layers.dense({ units: 1,
@@ -104,11 +104,11 @@ test("save to a directory and loadModel predict the same", async () => {
     await model.save(dir);
     const again = await tb.layers.loadModel(dir);
     const [a, b] = [await model.predict(XS), await again.predict(XS)];
-    assert.deepEqual((await a.data()).data, (await b.data()).data);
+    assert.deepEqual(await a.data(), await b.data());
     // TF.js's names: tf.sequential, tf.loadLayersModel("file://.../model.json")
     const viaTfName = await tb.loadLayersModel(`file://${path.join(dir, "model.json")}`);
     const c = await viaTfName.predict(XS);
-    assert.deepEqual((await c.data()).data, (await a.data()).data);
+    assert.deepEqual(await c.data(), await a.data());
     const empty = await tb.sequential();
     assert.deepEqual((await empty.info()).layers, []);
     a.dispose(); b.dispose(); c.dispose(); model.dispose(); again.dispose();
@@ -212,7 +212,7 @@ test("tb.ppl linear regression: hmc, summary, calculate over draws and for named
       const want = X.map((r) => r[0]);
       for (const t of [byName, byMap]) {
         assert.deepEqual(t.shape, [30, 1]);
-        const d = (await t.data()).data;
+        const d = await t.data();
         for (let i = 0; i < 30; i++) assert.ok(Math.abs(d[i] - want[i]) < 1e-5);
         t.dispose();
       }
@@ -251,7 +251,7 @@ test("TF.js op names: oneHot, argMax, expandDims, logSoftmax... as functions and
       const pending = tb.tensor([-2, 0.5, 3]);
       const c = await tb.clipByValue(pending, 0, 1);
       (await pending).dispose();
-      assert.deepEqual(Array.from((await c.data()).data), [0, 0.5, 1]);
+      assert.deepEqual(Array.from(await c.data()), [0, 0.5, 1]);
       const ls = await (await tb.tensor([[1, 2]])).logSoftmax();
       const lsum = (await ls.array())[0].reduce((a, b) => a + Math.exp(b), 0);
       assert.ok(Math.abs(lsum - 1) < 1e-5);
@@ -267,7 +267,7 @@ test("lazy arrays: data() of known values (no NumPy in Pyodide), a clear error o
   "console.log of a Python handle says what it is", async () => {
   await noLeak(async () => {
     const y = await g.asData([1.5, 2]);
-    assert.deepEqual(Array.from((await y.data()).data), [1.5, 2]);
+    assert.deepEqual(Array.from(await y.data()), [1.5, 2]);
     const mu = await g.normal(0, 1, { dim: 2 });
     await assert.rejects(mu.data(), (e) => {
       assert.equal(e.name, "PythonError");

@@ -1,0 +1,58 @@
+// The conformance table (tests/conformance/*.json) through the JS door in a browser: the same
+// rows and the same replayer (../conformance.mjs) as the Node door, run inside a Chromium page
+// whose runtime lives in a Web Worker (cross-origin isolated: synchronous page callbacks).
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { chromium } from "playwright-core";
+import { serve } from "../../scripts/serve.mjs";
+
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const DIR = new URL("../../../tests/conformance/", import.meta.url);
+let server, context, base;
+
+before(async () => {
+  server = await serve({ port: 0 });
+  base = `http://127.0.0.1:${server.address().port}`;
+  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "tb-chromium-"));
+  context = await chromium.launchPersistentContext(userDir, {
+    executablePath: CHROMIUM, headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+      "--no-default-browser-check"],
+  });
+});
+
+after(async () => {
+  await context?.close();
+  server?.close();
+});
+
+function readTables() {
+  const out = {};
+  for (const f of fs.readdirSync(DIR).filter((n) => n.endsWith(".json")).sort()) {
+    out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(new URL(f, DIR), "utf8")).cases;
+  }
+  return out;
+}
+
+test("conformance table, js/browser door", { timeout: 300000 }, async (t) => {
+  const p = await context.newPage();
+  const logs = [];
+  p.on("console", (m) => logs.push(`${m.type()}: ${m.text()}`));
+  p.on("pageerror", (e) => logs.push(`pageerror: ${e.message}`));
+  await p.goto(`${base}/test/browser/page.html`);
+  const info = await p.evaluate(() => window.tbReady);
+  assert.equal(info.mode, "worker+sab", `logs: ${logs.join("\n")}`);
+  const tables = readTables();
+  const r = await p.evaluate(async (tabs) => {
+    const { replay } = await import("/test/conformance.mjs");
+    return replay(window.tb, tabs, "js/browser");
+  }, tables);
+  for (const s of r.skipped) t.diagnostic(`skipped ${s}`);
+  console.log(r.summary);
+  assert.ok(r.ran > 0);
+  assert.equal(r.failed, 0, `${r.summary}\n${r.failures.join("\n")}`);
+  await p.close();
+});
