@@ -396,9 +396,9 @@ export class TensorBridge {
    * release} whose `data` stays valid when the WASM heap grows (it is made again then). */
   async _data(t, view) {
     const h = t[kHandle];
-    const res = await this.channel.request("data", [h.use(), view]);
+    const res = await this.channel.request("data", [h.use(), view, view ? null : t.dtype]);
     const fix = (data) => {
-      if (res.tagged !== undefined) return data;
+      if (res.tagged !== undefined || res.typed) return data;
       if (t.dtype === "float64") return Float64Array.from(data);
       if (t.dtype === "int64") return BigInt64Array.from(data, (v) => BigInt(v));
       if (t.dtype === "bool" && !(data instanceof Uint8Array)) return Uint8Array.from(data);

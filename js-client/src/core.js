@@ -127,7 +127,7 @@ export class Core {
   tensorFrom(text, side) { return this.out(this.fn.tensor_from(text, ...side)); }
 
   /** Tensor data: {data, view} read from TF.js directly, or a tagged Array (other backends). */
-  data(hid, view = false) {
+  data(hid, view = false, dtype = null) {
     const id = this.fn.host_id(hid);
     if (id < 0) return { tagged: this.out(this.fn.tensor_data(hid)) };
     const t = this.host.get(id);
@@ -141,7 +141,11 @@ export class Core {
     }
     let d = t.dataSync();
     if (view && be === "cpu") return { data: d, view: true };
-    if (be !== "wasm") d = d.slice();  // cpu/webgl may hand out their own buffer
-    return { data: d, view: false };
+    // the runtime dtype's TypedArray, made here (in a browser: in the worker, not on the page)
+    if (dtype === "float64") d = Float64Array.from(d);
+    else if (dtype === "int64") d = BigInt64Array.from(d, BigInt);
+    else if (dtype === "bool" && !(d instanceof Uint8Array)) d = Uint8Array.from(d);
+    else if (be !== "wasm") d = d.slice();  // cpu/webgl may hand out their own buffer
+    return { data: d, view: false, typed: dtype !== null };
   }
 }

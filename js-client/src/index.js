@@ -139,6 +139,50 @@ const SAB_HEAD = 40;
 const STOP_WORDS = 256;  // stop flags of event channels (channel id modulo this)
 const hasWaitAsync = typeof Atomics.waitAsync === "function";
 
+// Typed arrays larger than this cross to the worker as fresh copies made a slice per task and
+// transferred, never as a structured clone (which copies them on the page in one go).
+const BIG_BYTES = 1 << 20;
+const SLICE_BYTES = 1 << 20;
+const isBig = (v) => ArrayBuffer.isView(v) && v.byteLength >= BIG_BYTES;
+
+/** The large typed arrays among a request's arguments (and in its side list). */
+function bigViews(args) {
+  const out = [];
+  for (const a of args) {
+    if (isBig(a)) out.push(a);
+    else if (Array.isArray(a)) for (const b of a) if (isBig(b)) out.push(b);
+  }
+  return out;
+}
+
+// a new task behind those already queued (input, rendering, timers run in between; not
+// scheduler.yield, whose continuations run ahead of them)
+const nextTask = () => new Promise((resolve) => {
+  const ch = new MessageChannel();
+  ch.port1.onmessage = () => { ch.port1.close(); resolve(); };
+  ch.port2.postMessage(0);
+});
+
+/** args with each large view replaced by a copy made SLICE_BYTES per task; the copies'
+ * buffers are the transfer list. */
+async function sliceCopies(args, big) {
+  const copies = new Map();
+  for (const v of big) {
+    if (copies.has(v)) continue;
+    const src = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    const dst = new Uint8Array(v.byteLength);
+    for (let off = 0; off < src.length; off += SLICE_BYTES) {
+      dst.set(src.subarray(off, off + SLICE_BYTES), off);
+      if (off + SLICE_BYTES < src.length) await nextTask();
+    }
+    const C = v.constructor === DataView ? Uint8Array : v.constructor;
+    copies.set(v, new C(dst.buffer, 0, v.byteLength / (C.BYTES_PER_ELEMENT ?? 1)));
+  }
+  const swap = (a) => copies.get(a) ?? a;
+  const value = args.map((a) => (Array.isArray(a) ? a.map(swap) : swap(a)));
+  return { value, transfer: [...copies.values()].map((c) => c.buffer) };
+}
+
 class WorkerChannel {
   constructor(worker, sab, stopSab = null) {
     this.worker = worker;
@@ -161,6 +205,8 @@ class WorkerChannel {
       if (hasWaitAsync) this.serveSync();
     }
     this.mode = sab ? "worker+sab" : "worker+async";
+    this.sending = 0;  // requests waiting for their large buffers to be copied
+    this.sendChain = Promise.resolve();
     worker.onmessage = (ev) => this.onMessage(ev.data);
   }
 
@@ -200,9 +246,28 @@ class WorkerChannel {
 
   request(op, args) {
     const id = this.next++;
-    return new Promise((resolve, reject) => {  // side buffers are copied (structured clone)
+    return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, op, args });
+      const big = bigViews(args);
+      if (big.length === 0 && this.sending === 0) {
+        this.worker.postMessage({ id, op, args });  // small buffers: a structured clone
+        return;
+      }
+      // Large typed arrays are copied into fresh buffers a slice per task (the page never
+      // freezes: one structured clone of 80 MB blocks it for tens of ms) and transferred.
+      // Later requests wait for this one, so the worker sees them in order.
+      this.sending++;
+      this.sendChain = this.sendChain.then(async () => {
+        try {
+          const { value, transfer } = await sliceCopies(args, big);
+          this.worker.postMessage({ id, op, args: value }, transfer);
+        } catch (e) {
+          this.pending.delete(id);
+          reject(e);
+        } finally {
+          this.sending--;
+        }
+      });
     });
   }
 

@@ -175,7 +175,7 @@ export function makeLayers(tb) {
       + `shape}, got ${typeof x}`);
   }
 
-  /** Convert each value (named in `names` for errors: "fit: y: tensor: ragged nested array")
+  /** Convert each value (named in `names` for errors: "fit: y: ValueError: data: ragged ...")
    * and call fn with them; the tensors made here are disposed afterwards. */
   async function withData(what, names, values, fn) {
     const made = [];
@@ -185,7 +185,7 @@ export function makeLayers(tb) {
         try {
           data.push(await toData(v, made));
         } catch (e) {
-          if (e instanceof TypeError || e instanceof RangeError) {
+          if (e instanceof TypeError || e instanceof RangeError || e?.name === "PythonError") {
             e.message = `${what}: ${names[i]}: ${e.message}`;
           }
           throw e;

@@ -137,10 +137,21 @@ async function boot(opts) {
   return { ...core.timings, tfBackend: tf.getBackend(), callbacks: sab ? "sync" : "async" };
 }
 
+// a buffer that is entirely one fresh copy (not a view into a heap): moved, not cloned, so the
+// page never copies it again when the reply arrives
+const own = (b) => ArrayBuffer.isView(b) && b.byteOffset === 0
+  && b.buffer.byteLength === b.byteLength && !(b.buffer instanceof SharedArrayBufferType);
+const SharedArrayBufferType = typeof SharedArrayBuffer === "function" ? SharedArrayBuffer
+  : class {};
+
 function transferables(value) {
-  // side buffers of a tagged result are fresh copies: move them instead of copying again
-  if (!Array.isArray(value)) return [];
-  return value.slice(1).filter((b) => ArrayBuffer.isView(b)).map((b) => b.buffer);
+  // side buffers of a tagged result and tensor data are fresh copies: move them
+  if (Array.isArray(value)) return value.slice(1).filter(own).map((b) => b.buffer);
+  if (value && typeof value === "object") {
+    if (own(value.data)) return [value.data.buffer];
+    if (Array.isArray(value.tagged)) return transferables(value.tagged);
+  }
+  return [];
 }
 
 self.onmessage = async (ev) => {
@@ -154,7 +165,7 @@ self.onmessage = async (ev) => {
   try {
     let value;
     if (m.boot) value = await boot(m.boot);
-    else if (m.op === "data") value = core.data(m.args[0], false);  // a view cannot leave here
+    else if (m.op === "data") value = core.data(m.args[0], false, m.args[2]);  // a view cannot leave here
     else value = await core[m.op](...m.args);
     postMessage({ type: "reply", id: m.id, ok: true, value }, transferables(value));
   } catch (e) {

@@ -184,6 +184,62 @@ lambda: br.session("js").run(_spin)`);
       assert.match(r.tb, /Traceback/);
     });
 
+    await t.test("a 1e7 Float64Array round trip: large buffers are copied a slice per task and "
+      + "transferred, never cloned on the page; the main thread keeps running", async () => {
+      const r = await p.evaluate(async () => {
+        const echo = await tb.runPython("lambda x: x");
+        const big = new Float64Array(1e7);
+        for (let i = 0; i < big.length; i++) big[i] = i * 0.5;
+        // what the page posts to the worker: views of 1 MiB or more must be transferred
+        const w = tb.channel.worker, post = w.postMessage.bind(w), cloned = [];
+        w.postMessage = (m, transfer = []) => {
+          const views = [];
+          const walk = (v, d) => {
+            if (ArrayBuffer.isView(v)) views.push(v);
+            else if (Array.isArray(v) && d < 3) v.forEach((x) => walk(x, d + 1));
+          };
+          walk(m.args, 0);
+          for (const v of views) {
+            if (v.byteLength >= 1 << 20 && !transfer.includes(v.buffer)) cloned.push(v.byteLength);
+          }
+          post(m, transfer);
+        };
+        const gaps = async (fn) => {  // the longest time this thread did not get to run a task
+          let longest = 0, last = performance.now(), run = true;
+          const ch = new MessageChannel();
+          ch.port1.onmessage = () => {
+            const now = performance.now();
+            longest = Math.max(longest, now - last);
+            last = now;
+            if (run) ch.port2.postMessage(0);
+          };
+          ch.port2.postMessage(0);
+          try { return { value: await fn(), longest }; } finally { run = false; ch.port1.close(); }
+        };
+        const out = [];
+        for (let k = 0; k < 2; k++) {
+          const e = await gaps(() => echo(big));
+          const t = await gaps(() => tb.tensor(big));
+          const d = await gaps(() => t.value.data());
+          out.push({ echoGap: e.longest, tensorGap: t.longest, dataGap: d.longest,
+            echoOk: e.value.length === big.length && e.value[123457] === big[123457],
+            dataOk: d.value instanceof Float64Array && d.value[7] === 3.5,
+            intact: big.buffer.byteLength === 8e7 && big[9999999] === 4999999.5 });
+          t.value.dispose();
+        }
+        w.postMessage = post;
+        return { out, cloned };
+      });
+      assert.deepEqual(r.cloned, [], "large typed arrays were structured-cloned on the page");
+      for (const o of r.out) {
+        assert.ok(o.echoOk && o.dataOk && o.intact, JSON.stringify(o));
+        // one structured clone of 80 MB alone blocks the page for 35-300 ms
+        assert.ok(Math.max(o.echoGap, o.tensorGap, o.dataGap) < 150, JSON.stringify(o));
+      }
+      t.diagnostic(`longest main-thread gaps (ms): ${JSON.stringify(r.out.map((o) =>
+        [o.echoGap, o.tensorGap, o.dataGap].map((g) => +g.toFixed(1))))}`);
+    });
+
     await t.test("10k tensors created and disposed: handles and TF.js memory at baseline",
       async () => {
         const r = await p.evaluate(async () => {

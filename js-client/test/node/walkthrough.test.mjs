@@ -166,7 +166,7 @@ test("bad arguments of sequential / fit / predict are named", async () => {
     await rejectsWith(m.fit(XS, YS, { epochs: "x" }), /fit: epochs must be an integer >= 0, got "x"/);
     await rejectsWith(m.fit(XS, YS, { batchSize: 0 }), /fit: batchSize must be an integer >= 1/);
     await rejectsWith(m.fit(XS, YS, { validationSplit: 2 }), /fit: validationSplit .* \[0, 1\)/);
-    await rejectsWith(m.fit(XS, [[1], [2, 3]], { epochs: 1 }), /fit: y: tensor: ragged/);
+    await rejectsWith(m.fit(XS, [[1], [2, 3]], { epochs: 1 }), /fit: y: ValueError: data: ragged nested sequence/);
     await rejectsWith(m.fit("abc", YS), /fit: x: expected a Tensor, nested arrays/);
     await rejectsWith(m.predict(XS, { batchSize: -1 }), /predict: batchSize/);
     m.dispose();
