@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 from ..runtime.testing import check_close
@@ -84,6 +85,9 @@ def describe(x: Any) -> dict[str, Any]:
                 "shape": shape, "values": [_number(v) for v in _flat(values)]}
     kind = type(x).__name__
     module = type(x).__module__.split(".")[0]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(x, numpy.ndarray):
+        module = "numpy"  # subclasses too (the bridge's NAArray: R's NA in a masked array)
     if module == "tensorbridge" and hasattr(x, "dtype") and hasattr(x, "tolist"):
         return {"type": "Tensor", "dtype": x.dtype.name, "shape": list(x.shape),
                 "values": [_number(v) for v in _flat(x.tolist())]}

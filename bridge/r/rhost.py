@@ -54,9 +54,11 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import os
 import signal
 import threading
 import types
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -365,12 +367,30 @@ class RHost:
         self.outbox: dict[int, Any] = {}
         self._token = 0
         self.main_ident = threading.get_ident()
+        self._wake_fd = -1
         self._r_pending = _r_flag("R_interrupts_pending")
         self._r_suspended = _r_flag("R_interrupts_suspended")
         self.executor = SignalExecutor(
             "r", poll_interrupt=self._poll_interrupt, stall_timeout=10.0
         )
         register_host("r", self.executor)
+        # Python warnings become R warnings: shown warnings are kept here and travel with the
+        # result of the next call from R (tag "W"), which R signals with warning()
+        self.warnings: list[tuple[str, str]] = []
+        warnings.showwarning = self._on_warning
+
+    # -- warnings --------------------------------------------------------------------------------
+    def _on_warning(self, message: Any, category: Any, filename: str, lineno: int,
+                    file: Any = None, line: Any = None) -> None:
+        self.warnings.append((getattr(category, "__name__", "Warning"), str(message)))
+
+    def _out(self, w: Any) -> Any:
+        """The wire of a result, with the warnings raised meanwhile (tag "W")."""
+        if not self.warnings:
+            return w
+        pending = self.warnings[:]
+        del self.warnings[: len(pending)]
+        return ("W", tuple(c for c, _ in pending), tuple(m for _, m in pending), w)
 
     # -- threads ---------------------------------------------------------------------------------
     def install_sigint(self) -> float:
@@ -392,6 +412,27 @@ class RHost:
             pending.value = 0
             raise KeyboardInterrupt
 
+    def set_wakeup_fd(self, fd: int) -> Any:
+        """R's event loop watches the pipe ``fd`` (its write end): a call queued for R's main
+        thread writes a byte there, so R serves it even while it sits idle at the prompt.
+        Returns the addresses of the C functions with which R releases the GIL while idle
+        (``PyEval_SaveThread``, ``PyEval_RestoreThread``, ``PyGILState_Check``)."""
+        self._wake_fd = int(fd)
+        self.executor._user_wakeup = self._wake_event_loop
+        api = ctypes.pythonapi
+        addrs = [float(ctypes.cast(f, ctypes.c_void_p).value)
+                 for f in (api.PyEval_SaveThread, api.PyEval_RestoreThread,
+                           api.PyGILState_Check)]
+        return self.wire(self.out.convert(addrs))
+
+    def _wake_event_loop(self) -> None:
+        fd = self._wake_fd
+        if fd >= 0:
+            try:
+                os.write(fd, b"w")
+            except OSError:  # the pipe is full: R has wakeups pending already
+                pass
+
     def _poll_interrupt(self) -> bool:
         flag = self._r_pending
         if flag is not None and flag.value:
@@ -407,8 +448,8 @@ class RHost:
     def call(self, hid: int, *args: Any, **kwargs: Any) -> Any:
         """Call the Python object behind handle ``hid``; returns the wire of its result."""
         if self.executor._depth:  # a call from an R callback that runs inside a pump
-            return self.executor.unpumped(self._call, hid, args, kwargs)
-        return self._call(hid, args, kwargs)
+            return self._out(self.executor.unpumped(self._call, hid, args, kwargs))
+        return self._out(self._call(hid, args, kwargs))
 
     def _call(self, hid: int, args: Any, kwargs: Any) -> Any:
         self._service()
@@ -433,9 +474,9 @@ class RHost:
             conv = self.inp.convert
             a = [conv(x) for x in args]
             kw = {k: conv(v) for k, v in kwargs.items()}
-            return self.wire(self.out.convert(self.executor.run(fn, a, kw)))
+            return self._out(self.wire(self.out.convert(self.executor.run(fn, a, kw))))
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def getattr(self, hid: int, name: str) -> Any:
         """The wire of an attribute; ``("C", wire)`` marks a module's function, class or
@@ -448,26 +489,26 @@ class RHost:
             if isinstance(obj, types.ModuleType) and (
                 callable(value) or isinstance(value, types.ModuleType)
             ):
-                return ("C", w)
-            return w
+                return self._out(("C", w))
+            return self._out(w)
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def setattr(self, hid: int, name: str, value: Any) -> Any:
         self._service()
         try:
             setattr(handles.resolve(hid), name, self.inp.convert(value))
-            return None
+            return self._out(None)
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def getitem(self, hid: int, key: Any) -> Any:
         self._service()
         try:
             obj = handles.resolve(hid)
-            return self.wire(self.out.convert(obj[self.inp.convert(key)]))
+            return self._out(self.wire(self.out.convert(obj[self.inp.convert(key)])))
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def dir(self, hid: int) -> Any:
         try:
@@ -485,26 +526,26 @@ class RHost:
         self._service()
         try:
             mod = importlib.import_module(name)
-            return self.wire(Ref(handles.register(mod), "module"))
+            return self._out(self.wire(Ref(handles.register(mod), "module")))
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def evaluate(self, code: str) -> Any:
         """``eval`` an expression in a fresh namespace (tests and quick experiments)."""
         self._service()
         try:
-            return self.wire(self.out.convert(eval(code, {"__name__": "__tb_eval__"})))
+            return self._out(self.wire(self.out.convert(eval(code, {"__name__": "__tb_eval__"}))))
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def to_python(self, value: Any) -> Any:
         """Convert a wire value from R and return it as a handle (``tb_py()``)."""
         self._service()
         try:
             obj = self.inp.convert(value)
-            return self.wire(Ref(handles.register(obj), type(obj).__qualname__))
+            return self._out(self.wire(Ref(handles.register(obj), type(obj).__qualname__)))
         except BaseException as exc:
-            return self.wire_raised(exc)
+            return self._out(self.wire_raised(exc))
 
     def release(self, hid: int) -> None:
         """Called by R finalizers (never raises)."""

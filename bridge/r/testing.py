@@ -217,3 +217,41 @@ def catch(fn: Any, *args: Any) -> BaseException | None:
     except Exception as exc:
         return exc
     return None
+
+
+class Later:
+    """Calls ``fn()`` on a new thread after ``delay`` seconds and records its ``value`` and how
+    long the call ``waited`` for R's main thread (``done`` is set when it returned)."""
+
+    def __init__(self, fn: Any, delay: float) -> None:
+        self.value: Any = None
+        self.error: str | None = None
+        self.waited: float | None = None
+        self.done = threading.Event()
+        self._fn = fn
+        self._delay = float(delay)
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        time.sleep(self._delay)
+        start = time.perf_counter()
+        try:
+            self.value = self._fn()
+        except BaseException as exc:  # reported to the test
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.waited = time.perf_counter() - start
+        self.done.set()
+
+
+def call_later(fn: Any, delay: float = 0.2) -> Later:
+    """A :class:`Later`: a Python thread calling ``fn`` (an R function) after ``delay`` s."""
+    return Later(fn, delay)
+
+
+def warn(message: str = "careful", category: str = "UserWarning") -> int:
+    """Raise a Python warning (of a builtin category) and return 1."""
+    import builtins
+    import warnings
+
+    warnings.warn(message, getattr(builtins, category), stacklevel=1)
+    return 1

@@ -134,7 +134,7 @@ py_getattr <- function(x, name) {
   cache <- .subset2(h, ".cache")
   if (!is.null(cache)) {
     v <- cache[[name]]
-    if (!is.null(v)) return(v)
+    if (!is.null(v) && cached_live(v)) return(v)
   }
   check_live(h)
   res <- .tb$pci(.tb$m_getattr, list(.subset2(h, "id"), name), NULL)
@@ -171,9 +171,16 @@ NULL
   cache <- .subset2(x, ".cache")
   if (!is.null(cache)) {
     v <- .subset2(cache, name)
-    if (!is.null(v)) return(v)
+    if (!is.null(v) && cached_live(v)) return(v)
   }
   py_getattr(x, name)
+}
+
+# FALSE when a cached attribute (a module's function, class or submodule) was released with
+# tb_release(): the module then fetches it again instead of handing out a dead object.
+cached_live <- function(v) {
+  h <- if (inherits(v, "tb_function")) attr(v, "tb_handle", exact = TRUE) else v
+  !is.environment(h) || !is.null(.subset2(h, "id"))
 }
 
 #' @rdname tb_object

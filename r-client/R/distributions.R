@@ -61,9 +61,9 @@ new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
 #' @param link Given (or given instead of the parameters), `binomial()` and `poisson()` are
 #'   stats' family functions: `glm(y ~ x, family = binomial)`, `binomial("probit")` and
 #'   `poisson(link = "sqrt")` work as with stats alone.
-#' @param x,a,b base R's arguments: `gamma(x = )` (or `gamma()` with one argument, e.g.
-#'   `gamma(5)`) is base R's gamma function and `beta(a = , b = )` base R's beta function.
-#'   `beta(2, 3)` with positional arguments is greta's distribution.
+#' @param x `gamma(x = )`, or `gamma()` with one argument (`gamma(5)`), is base R's gamma
+#'   function; likewise `beta(a = , b = )` is base R's beta function (`beta(2, 3)`, with
+#'   positional arguments, is greta's distribution).
 #' @param dim Dimensions of the variable: `NULL` (from the parameters), `n` or a vector.
 #' @param truncation `NULL` or `c(lower, upper)`.
 #' @param n_realisations,dimension For multivariate distributions (see Details).

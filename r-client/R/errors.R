@@ -39,7 +39,9 @@ print.tensorbridge_error <- function(x, ...) {
   cat("<", class(x)[[2L]], ": ", conditionMessage(x), ">\n", sep = "")
   tb <- x$traceback
   if (length(tb)) {
-    cat(sprintf("%s traceback (most recent call last):\n", x$language %||% "Python"))
+    lang <- x$language %||% "python"
+    if (identical(lang, "python")) lang <- "Python"
+    cat(sprintf("%s traceback (most recent call last):\n", lang))
     cat(paste0("  ", gsub("\n", "\n  ", trimws(tb, which = "right"))), sep = "\n")
   }
   if (!is.null(x$cause)) cat("caused by: ", x$cause, "\n", sep = "")
@@ -47,6 +49,36 @@ print.tensorbridge_error <- function(x, ...) {
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# Python warnings raised during a call, signalled as R warnings (class `tensorbridge_warning`
+# and the Python category, e.g. `UserWarning`), so suppressWarnings() and
+# withCallingHandlers() work on them as on R's own.
+python_warnings <- function(categories, messages) {
+  for (k in seq_along(messages)) {
+    warning(structure(
+      class = unique(c("tensorbridge_warning", categories[[k]], "warning", "condition")),
+      list(message = paste0(categories[[k]], ": ", messages[[k]]), call = NULL)
+    ))
+  }
+}
+
+#' The last Python error, with its traceback
+#'
+#' Errors raised in Python reach R as conditions whose message is the Python exception's
+#' (`"ValueError: ..."`). `tb_last_error()` returns the last one (as reticulate's
+#' `py_last_error()`); printing it shows the Python traceback (most recent call last) and the
+#' exception's cause. The condition also has the fields `type`, `python_message`, `module`,
+#' `classes` (the Python class chain) and `traceback`.
+#'
+#' @return The condition (class `tensorbridge_error`), or `NULL` when no Python error has
+#'   reached R in this session.
+#' @examples
+#' \dontrun{
+#' try(tb_import("math")$sqrt(-1), silent = TRUE)
+#' tb_last_error()
+#' }
+#' @export
+tb_last_error <- function() .tb$last_error
 
 # R conditions raised in callbacks are kept (a ring of the last 256) so that when the error
 # comes back to R through Python, R signals the very same condition.

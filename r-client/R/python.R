@@ -155,6 +155,7 @@ tb_init <- function() {
     error = function(e) FALSE
   )
   .tb$sigint <- isTRUE(sigint)
+  .tb$event_loop <- tryCatch(event_loop_start(get), error = function(e) FALSE)
   .tb$python <- path
   .tb$python_source <- found$source
   .tb$versions <- versions
@@ -217,4 +218,19 @@ print.tb_config <- function(x, ...) {
   width <- max(nchar(names(rows)))
   cat(sprintf("  %-*s  %s\n", width, names(rows), rows), sep = "")
   invisible(x)
+}
+
+# Python threads calling R while R is idle (at the prompt, in Sys.sleep()): R's event loop
+# serves their calls (see r-client/src/tensorbridge.c). TRUE when installed.
+event_loop_start <- function(get) {
+  fd <- .Call(tb_c_event_loop, tb_pump_events)
+  if (fd < 0L) return(FALSE)
+  addrs <- tb_call_py(get("set_wakeup_fd"), list(fd))
+  isTRUE(.Call(tb_c_release_gil_when_idle, addrs[[1L]], addrs[[2L]], addrs[[3L]]))
+}
+
+# Run the calls Python threads queued for R's main thread (R's event loop calls this).
+tb_pump_events <- function() {
+  if (isTRUE(.tb$initialized) && !isTRUE(.tb$closing)) .tb$pci(.tb$m_pump, list(0), NULL)
+  invisible(NULL)
 }

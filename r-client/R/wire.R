@@ -185,7 +185,15 @@ tb_decode <- function(w) {
     },
     B = as.raw(w[[2L]]),
     E = error_condition(w),
-    X = stop(error_condition(w)),
+    X = {
+      cond <- error_condition(w)
+      .tb$last_error <- cond
+      stop(cond)
+    },
+    W = {
+      python_warnings(unlist(w[[2L]]), unlist(w[[3L]]))
+      tb_decode_any(w[[4L]])
+    },
     I = signal_interrupt(),
     C = tb_decode_any(w[[2L]]),
     stop(sprintf("tensorbridge: unknown value tag '%s' from Python", w[[1L]]), call. = FALSE)

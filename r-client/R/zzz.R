@@ -29,5 +29,6 @@
 
 .onUnload <- function(libpath) {
   .tb$closing <- TRUE
+  try(.Call(tb_c_event_loop_stop), silent = TRUE)
   library.dynam.unload("tensorbridge", libpath)
 }

@@ -13,10 +13,18 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
+#include <R_ext/eventloop.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/select.h>
+#ifdef __linux__
+#include <sys/timerfd.h>
+#endif
 #include <signal.h>
 
 #define GEN_UNIT 16777216.0 /* 2^24 */
@@ -292,7 +300,116 @@ SEXP tb_c_install_sigint(SEXP addr) {
   return Rf_ScalarLogical(sigaction(SIGINT, &sa, NULL) == 0);
 }
 
+/* R's event loop: Python threads calling R while R sits idle at the prompt (or in Sys.sleep(),
+ * or any other wait that runs R's input handlers). The Python side writes a byte to a pipe when
+ * it queues a call for R's main thread; R's event loop sees the pipe readable and runs
+ * on_wake() on the main thread, which evaluates the package's pump function (it runs the
+ * queued calls). While R runs Python code, the queue is served by Python itself (a signal). */
+static int wake_fds[2] = {-1, -1};
+static InputHandler *wake_handler = NULL;
+static SEXP pump_call = NULL;
+static int in_wake = 0;
+
+static void on_wake(void *data) {
+  char buf[256];
+  while (read(wake_fds[0], buf, sizeof buf) > 0) {
+  }
+  if (pump_call == NULL || in_wake) return;
+  in_wake = 1;
+  int failed = 0;
+  R_tryEvalSilent(pump_call, R_GlobalEnv, &failed);
+  in_wake = 0;
+}
+
+/* Under reticulate R's main thread holds Python's GIL all the time, so while R is idle no
+ * Python thread runs at all (not even to queue its call). A periodic timer (a timerfd, another
+ * input handler) fires while R waits in its event loop (at the prompt, in Sys.sleep()); its
+ * handler releases the GIL for one slice, waiting on the wake pipe (a queued call ends the
+ * slice at once), then takes it back. Input handlers run only while R waits, never while it
+ * computes, so busy R code pays nothing. The Python functions come as addresses from Python
+ * (ctypes), so this library does not link to libpython. */
+static void *(*py_save_thread)(void) = NULL;
+static void (*py_restore_thread)(void *) = NULL;
+static int (*py_gil_check)(void) = NULL;
+static int timer_fd = -1;
+static InputHandler *timer_handler = NULL;
+#define IDLE_SLICE_USEC 20000
+
+static void on_timer(void *data) {
+  uint64_t expirations;
+  while (read(timer_fd, &expirations, sizeof expirations) > 0) {
+  }
+  if (py_save_thread == NULL || in_wake || !on_main_thread()) return;
+  if (py_gil_check != NULL && !py_gil_check()) return;
+  void *state = py_save_thread();
+  fd_set fds;
+  FD_ZERO(&fds);
+  FD_SET(wake_fds[0], &fds);
+  struct timeval tv = {0, IDLE_SLICE_USEC};
+  select(wake_fds[0] + 1, &fds, NULL, NULL, &tv);
+  py_restore_thread(state);
+}
+
+SEXP tb_c_release_gil_when_idle(SEXP save, SEXP restore, SEXP check) {
+#ifdef __linux__
+  if (wake_handler == NULL) return Rf_ScalarLogical(0);
+  if (timer_handler == NULL) {
+    timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (timer_fd < 0) return Rf_ScalarLogical(0);
+    struct itimerspec period;
+    memset(&period, 0, sizeof period);
+    period.it_interval.tv_nsec = IDLE_SLICE_USEC * 1000L;
+    period.it_value.tv_nsec = IDLE_SLICE_USEC * 1000L;
+    if (timerfd_settime(timer_fd, 0, &period, NULL) != 0) {
+      close(timer_fd);
+      timer_fd = -1;
+      return Rf_ScalarLogical(0);
+    }
+    timer_handler = addInputHandler(R_InputHandlers, timer_fd, on_timer, 78);
+  }
+  py_save_thread = (void *(*)(void)) (uintptr_t) Rf_asReal(save);
+  py_restore_thread = (void (*)(void *)) (uintptr_t) Rf_asReal(restore);
+  py_gil_check = (int (*)(void)) (uintptr_t) Rf_asReal(check);
+  return Rf_ScalarLogical(1);
+#else
+  return Rf_ScalarLogical(0);
+#endif
+}
+
+SEXP tb_c_event_loop_stop(void) {
+  py_save_thread = NULL;
+  if (timer_handler != NULL) {
+    removeInputHandler(&R_InputHandlers, timer_handler);
+    timer_handler = NULL;
+    close(timer_fd);
+    timer_fd = -1;
+  }
+  if (wake_handler != NULL) {
+    removeInputHandler(&R_InputHandlers, wake_handler);
+    wake_handler = NULL;
+  }
+  return R_NilValue;
+}
+
+/* Install the handler once (fn: the R function that pumps); returns the pipe's write end. */
+SEXP tb_c_event_loop(SEXP fn) {
+  if (wake_handler == NULL) {
+    if (pipe(wake_fds) != 0) return Rf_ScalarInteger(-1);
+    for (int i = 0; i < 2; i++) {
+      fcntl(wake_fds[i], F_SETFL, fcntl(wake_fds[i], F_GETFL) | O_NONBLOCK);
+      fcntl(wake_fds[i], F_SETFD, FD_CLOEXEC);
+    }
+    pump_call = Rf_lang1(fn);
+    R_PreserveObject(pump_call);
+    wake_handler = addInputHandler(R_InputHandlers, wake_fds[0], on_wake, 77);
+  }
+  return Rf_ScalarInteger(wake_fds[1]);
+}
+
 static const R_CallMethodDef call_methods[] = {
+  {"tb_c_event_loop", (DL_FUNC) &tb_c_event_loop, 1},
+  {"tb_c_event_loop_stop", (DL_FUNC) &tb_c_event_loop_stop, 0},
+  {"tb_c_release_gil_when_idle", (DL_FUNC) &tb_c_release_gil_when_idle, 3},
   {"tb_c_install_sigint", (DL_FUNC) &tb_c_install_sigint, 1},
   {"tb_c_take_interrupt", (DL_FUNC) &tb_c_take_interrupt, 0},
   {"tb_c_init", (DL_FUNC) &tb_c_init, 0},

@@ -267,12 +267,32 @@ class Model(Layer):
         """
         if loss is None:
             raise ValueError("compile: give a loss (e.g. 'mse' or 'categorical_crossentropy')")
-        self.optimizer = _optimizers.get(optimizer)
-        self._compile_args = {"loss": loss, "metrics": metrics, "loss_weights": loss_weights,
-                              "run_eagerly": bool(run_eagerly)}
-        self._trainer = None
-        if self._executor is not None:
-            self._make_trainer()
+        # all or nothing: a compile that fails (unknown loss, optimizer or metric) leaves the
+        # model as it was, still usable with its previous configuration
+        before = (self.optimizer, self._compile_args, self._trainer)
+        try:
+            self.optimizer = _optimizers.get(optimizer)
+            self._compile_args = {"loss": loss, "metrics": metrics,
+                                  "loss_weights": loss_weights, "run_eagerly": bool(run_eagerly)}
+            self._trainer = None
+            if self._executor is not None:
+                self._make_trainer()
+            else:
+                self._check_compile_args()
+        except BaseException:
+            self.optimizer, self._compile_args, self._trainer = before
+            raise
+
+    def _check_compile_args(self) -> None:
+        """Resolve the names given to ``compile`` of a model that is not built yet, so that an
+        unknown loss or metric is reported by ``compile``, not by the first ``fit``."""
+        args = self._compile_args or {}
+        for spec in _spec_values(args.get("loss")):
+            if spec is not None:
+                _losses.get(spec)
+        for spec in _spec_values(args.get("metrics")):
+            if isinstance(spec, str):
+                _metrics.resolve(spec, None)
 
     @property
     def compiled(self) -> bool:
@@ -755,3 +775,12 @@ def _check_shape(t: SymbolicTensor, shape: tuple[int, ...]) -> None:
 from .base import LAYERS as _LAYERS  # noqa: E402
 
 _LAYERS.add("Functional", Model)  # what Keras 3 calls a functional model in saved configs
+
+
+def _spec_values(spec: Any) -> list[Any]:
+    """The single specs inside a compile argument (one value, a list, a dict, nested lists)."""
+    if isinstance(spec, dict):
+        return [v for x in spec.values() for v in _spec_values(x)]
+    if isinstance(spec, list | tuple):
+        return [v for x in spec for v in _spec_values(x)]
+    return [spec]
