@@ -1026,6 +1026,8 @@ class JsHost:
         def ref(a: Any) -> Any:
             if isinstance(a, _SymRef):
                 return env[a.index]
+            if type(a) is memoryview:  # a typed array in the traced program
+                return self.typed_tensor(a)
             if isinstance(a, list):
                 return [ref(x) for x in a]
             if isinstance(a, dict):
@@ -1053,6 +1055,7 @@ class JsHost:
     def _transform(self, kind: str, text: str, side: Any) -> Any:
         try:
             (prog, args, argnums), _ = self._decode_args(text, side)
+            args = [self._op_arg(a) for a in args]  # typed arrays are tensors, as in ops
             nargs = len(args)
 
             def f(*xs: Any) -> Any:

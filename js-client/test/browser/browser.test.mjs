@@ -156,12 +156,16 @@ lambda: br.session("js").run(_spin)`);
           const running = spin();
           await new Promise((res) => setTimeout(res, 200));
           const interrupted = tb.interrupt();
-          let stopped;
-          try { stopped = await running; } catch (e) { stopped = e.pyType; }
+          let stopped, stoppedMessage;
+          try { stopped = await running; } catch (e) {
+            stopped = e.pyType;
+            stoppedMessage = e.message;
+          }
           const after = await (await tb.runPython("lambda: 'alive'"))();
           return { twice: [twice.constructor.name, twice.n, twice.d],
             viaCb: [viaCb.constructor.name, viaCb.n, viaCb.d], same,
-            backIsCause: back.cause === orig, backType: back.type, interrupted, stopped, after };
+            backIsCause: back.cause === orig, backType: back.type, interrupted, stopped,
+            stoppedMessage, after };
         });
         assert.deepEqual(r.twice, ["Frac", 3, 2]);
         assert.deepEqual(r.viaCb, ["Frac", 5, 3]);  // 2/3 + 1
@@ -170,6 +174,8 @@ lambda: br.session("js").run(_spin)`);
         assert.equal(r.backType, "SyntaxError");
         assert.equal(r.interrupted, true);
         assert.equal(r.stopped, "KeyboardInterrupt");
+        // never an empty `KeyboardInterrupt: `
+        assert.match(r.stoppedMessage, /^KeyboardInterrupt: interrupted: tb\.interrupt\(\)/);
         assert.equal(r.after, "alive");
       });
 
