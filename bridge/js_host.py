@@ -46,6 +46,18 @@ allocation. The JS half (``js``, an object made by the client) provides ``invoke
 ``invokeWire(id, text, *side)`` to call JS functions (tagged the same way), ``release(id)`` and
 ``releaseObject(id)``.
 
+Typed arrays: ``tb.tensor(typed)`` and a typed array given to a runtime op (also inside a list,
+or to ``tb.grad``) make the same tensor, by one rule (:meth:`JsHost.typed_tensor`: Uint8Array is
+int32 as in TF.js, Float64Array float64 with a ``PrecisionWarning`` on tfjs). What the JS
+client's ``tb.tensor`` fast path does not take goes to the runtime's ``tb.tensor``
+(:meth:`JsHost.tensor_from`), whose errors name ``data``.
+
+Callbacks: releases Python posts for JS functions and objects it dropped
+(``bridge.callables``) are run before and after each call from JS (Pyodide has no other pump).
+A JS function answering a Promise gives a :class:`JsPromise`: awaited by async Python, a clear
+``TypeError`` when synchronous code uses it as a value. A JS error crossing back to JS carries
+the Python frames it went through (``pytb``); an interrupt says so in its message.
+
 Errors: a Python exception crossing to JS keeps a ``pid`` (a ring of the last 64 exceptions),
 so when JS throws it back into Python the original exception object is raised again. A JS error
 arrives as :class:`JsCallbackError` (a :class:`ForeignError`) whose descriptor carries the JS

@@ -441,3 +441,49 @@ def test_tensor_data_and_tensor_from(host):
         assert decode(host, host.tensor_list(x)) == [[1.0, 2.0], [3.0, 4.0]]
     finally:
         br.release(x)
+
+
+# -- the JS door's typed-array rule (issue 12): tb.tensor(typed) and typed arrays given to ops ---
+@pytest.mark.parametrize(("fmt", "values", "dtype"), [
+    ("b", [-128, 127], "int32"), ("B", [0, 255], "int32"), ("h", [-32768, 7], "int32"),
+    ("H", [0, 65535], "int32"), ("i", [-5, 7], "int32"), ("I", [0, 4000000], "int64"),
+    ("q", [-5, 7], "int64"), ("Q", [0, 7], "int64"), ("f", [0.5, -1.5], "float32"),
+    ("d", [0.1, -1.5], "float64"),
+])
+def test_typed_arrays_make_tensors_by_one_rule(host, fmt, values, dtype):
+    import array
+
+    t = host.typed_tensor(memoryview(array.array(fmt, values)))
+    assert t.dtype.name == dtype
+    assert t.tolist() == values
+    # an op given the typed array (the wire's Array node) makes the same tensor
+    node = {"$": "a", "i": 0, "d": {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16",
+                                    "i": "int32", "I": "uint32", "q": "int64", "Q": "uint64",
+                                    "f": "float32", "d": "float64"}[fmt], "s": [len(values)]}
+    r = host.call_wire(None, "add", json.dumps([[node, 0], None]),
+                       bytes(memoryview(array.array(fmt, values)).cast("B")))
+    assert decode(host, r)[:2] == ("tensor", dtype)
+
+
+def test_typed_arrays_out_of_range_and_uint8_sum(host):
+    import array
+
+    u8 = memoryview(array.array("B", [0, 1, 2, 255]))
+    assert tb.sum(host.typed_tensor(u8)).item() == 258  # int32, never bool
+    with pytest.raises(OverflowError, match="data"):
+        host.typed_tensor(memoryview(array.array("Q", [2**64 - 1])))
+    with pytest.raises(OverflowError, match="data"):
+        host.typed_tensor(memoryview(array.array("d", [3e9])), "int32")
+
+
+def test_posted_releases_are_pumped_where_there_are_no_threads(host, monkeypatch):
+    """Without threads (Pyodide) releases of JS functions Python dropped are posted to the JS
+    host's executor; the host runs them around each call from JS."""
+    ex = br.dispatch.MainThreadExecutor("js-test")
+    monkeypatch.setattr(host, "_executor", ex)
+    monkeypatch.setattr(host, "_no_posts", ex._queue.empty)
+    ex.post(host.js.release, (41,))
+    assert host.js.released == []
+    assert host.run("1 + 1") == 2
+    assert host.js.released == [41]
+    ex.close()
