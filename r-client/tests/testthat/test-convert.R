@@ -106,7 +106,7 @@ test_that("what Python receives: NumPy arrays, lists of str, dicts, factors, dat
   expect_identical(d("x"), "builtins.str")
   expect_identical(d(NULL), "builtins.NoneType")
   expect_identical(d(c(1, 2)), "numpy.ndarray")
-  expect_identical(d(c(1L, NA)), "numpy.ma.core.MaskedArray")
+  expect_identical(d(c(1L, NA)), "tensorbridge.bridge.na_arrays.NAArray") # a numpy.ma array
   expect_identical(d(c("a", "b")), "tensorbridge.bridge.r.types.StrVector")
   expect_identical(d(list(a = 1)), "builtins.dict")
   expect_identical(d(list(1, 2)), "tensorbridge.bridge.r.types.RList")
