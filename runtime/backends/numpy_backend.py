@@ -358,7 +358,19 @@ def _matmul(a, b):
 
 @_k("cholesky")
 def _cholesky(a):
-    return np.linalg.cholesky(a)
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        # not positive definite: NaN factors for those matrices (as JAX does), so a sampler
+        # rejects the proposal that made them (Stan's behaviour) instead of every chain failing
+        out = np.full(a.shape, np.nan, dtype=a.dtype)
+        flat, res = a.reshape(-1, *a.shape[-2:]), out.reshape(-1, *a.shape[-2:])
+        for i, m in enumerate(flat):
+            try:
+                res[i] = np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                pass
+        return out
 
 
 def _solve_triangular_scipy(a, b, lower, transpose_a):

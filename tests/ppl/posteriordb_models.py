@@ -403,59 +403,18 @@ SEED = 20261125
 
 # Posteriors that do not run to the end today, and why (the test expects the error, strictly,
 # so that it reports when the runtime is fixed).
-KNOWN_ISSUES: dict[str, tuple[type[BaseException], str]] = {
-    "gp_pois_regr-gp_pois_regr": (
-        np.linalg.LinAlgError,
-        "NumPy backend: tb.cholesky of a matrix that is not positive definite raises "
-        "LinAlgError inside tb.mcmc (here at warmup iteration 1-2, where the first trajectories "
-        "reach rho ~ 1e19), aborting all chains; Stan rejects such a proposal instead. With "
-        "failed evaluations rejected (reject_linalg_errors) the posterior passes the rule."),
-}
+KNOWN_ISSUES: dict[str, tuple[type[BaseException], str]] = {}
 
 
-def run(posterior: str, warmup: int = WARMUP, draws: int = DRAWS, seed: int = SEED,
-        reject_failures: bool = False) -> Any:
-    """Build the model from its fixture's data, sample it; the draws and the fixture.
-    ``reject_failures``: see :func:`reject_linalg_errors`."""
+def run(posterior: str, warmup: int = WARMUP, draws: int = DRAWS, seed: int = SEED) -> Any:
+    """Build the model from its fixture's data, sample it; the draws and the fixture."""
     import tensorbridge as tb
 
     fx = load(posterior)
     builder, _ = MODELS[posterior]
     m, inits = builder(fx["data"])
-    if reject_failures:
-        reject_linalg_errors(m)
     out = tb.mcmc(m, n_samples=draws, warmup=warmup, chains=CHAINS, seed=seed, progress=False,
                   initial_values=inits)
     return out, fx
 
 
-def reject_linalg_errors(model: Any) -> list[int]:
-    """Make ``model``'s sampler target give log density -inf (a rejected, divergent step, as
-    Stan treats a failed ``cholesky_decompose``) to the chains whose evaluation raises
-    ``LinAlgError``, instead of aborting every chain. Returns a list whose one element counts
-    the failed evaluations. A test-side stand-in for the runtime fix named in KNOWN_ISSUES."""
-    compiled = model.compiled_target
-    failures = [0]
-
-    def patched(chains: int) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        batch, one = compiled(chains), compiled(1)
-
-        def target(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            try:
-                return batch(q)
-            except np.linalg.LinAlgError:
-                lps, grads = [], []
-                for row in q:
-                    try:
-                        lp, g = one(row[None])
-                    except np.linalg.LinAlgError:
-                        failures[0] += 1
-                        lp, g = np.array([-np.inf]), np.full((1, q.shape[1]), np.nan)
-                    lps.append(np.asarray(lp).reshape(1))
-                    grads.append(np.asarray(g).reshape(1, -1))
-                return np.concatenate(lps), np.concatenate(grads)
-
-        return target
-
-    model.compiled_target = patched
-    return failures
