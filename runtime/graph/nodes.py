@@ -48,6 +48,8 @@ class GraphNode:
         self.distribution: DistributionNode | None = None
         for p in self.parents:
             p.children.append(self)
+        # decided once, from parents that never change: no recursion through long op chains
+        self._known = all(p.known for p in self.parents)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -60,7 +62,7 @@ class GraphNode:
     @property
     def known(self) -> bool:
         """True when the value depends on data only."""
-        return all(p.known for p in self.parents)
+        return self._known
 
     def neighbours(self) -> list[GraphNode]:
         out = [*self.parents, *self.children]

@@ -168,3 +168,21 @@ def test_model_on_every_backend_gives_the_same_density(backend: str) -> None:
     free = np.random.default_rng(5).normal(size=(2, 4))
     np.testing.assert_allclose(m.log_density(free).numpy(), m_np.log_density(free).numpy(),
                                rtol=1e-10)
+
+
+def test_long_operation_chains_build_without_recursion() -> None:
+    """Whether a node is known (data only) is decided when it is made: a 3000-op chain (an
+    unrolled time series) neither recurses nor re-walks its ancestors."""
+    from tensorbridge.runtime.graph.nodes import node_of
+
+    x = tb.normal(0.0, 1.0)
+    y = x
+    for _ in range(3000):
+        y = y * 0.999 + 0.001
+    d = tb.as_data(2.0)
+    z = d
+    for _ in range(3000):
+        z = z * 1.0
+    assert not node_of(y).known and node_of(z).known
+    tb.distribution(tb.as_data(0.5), tb.normal(y, 1.0))
+    assert tb.model(x).n_free == 1
