@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tensorbridge as tb
 
@@ -48,9 +49,11 @@ def test_logit_scale_is_stable_where_the_probability_rounds_to_zero() -> None:
     np.testing.assert_allclose(g.numpy(), [2.0])
 
 
-def test_other_data_keep_the_general_density() -> None:
+def test_other_data_are_refused() -> None:
+    """Bernoulli data other than 0 and 1 are refused when assigned (issue 12: a likelihood of
+    impossible data was a silent -inf), so the logit-scale path never meets them."""
     a = tb.variable()
-    tb.distribution(tb.as_data([1.0, 0.5]), tb.bernoulli(tb.sigmoid(a)))
-    m = tb.model(a)
-    assert m._logit_terms() == {}
-    assert m.log_density(np.array([0.3])).numpy() == -np.inf
+    y = tb.as_data([1.0, 0.5])
+    with pytest.raises(ValueError, match="target: bernoulli data must be 0 or 1, got 0.5"):
+        tb.distribution(y, tb.bernoulli(tb.sigmoid(a)))
+    assert y.node.distribution is None
