@@ -32,13 +32,13 @@ from typing import Any
 
 __all__ = [
     "abs", "absolute", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
-    "around", "array", "asarray", "bool_", "clip", "complex128", "concatenate", "conj",
-    "conjugate", "dtype", "e", "empty", "errstate", "exp", "expm1", "fft", "float64",
-    "from_flat", "full", "full_like", "inf", "int64", "isfinite", "isinf", "isnan", "log",
-    "log1p", "logaddexp", "max", "maximum", "mean", "median", "min", "minimum", "nan",
-    "nan_to_num", "ndarray", "newaxis", "ones", "ones_like", "pi", "ptp", "quantile", "random",
-    "round", "sort", "sqrt", "square", "stack", "std", "sum", "unique", "var", "vectorize",
-    "where", "zeros", "zeros_like",
+    "around", "array", "asarray", "bool_", "broadcast_shapes", "broadcast_to", "ceil", "clip",
+    "complex128", "concatenate", "conj", "conjugate", "dtype", "e", "empty", "errstate", "exp",
+    "expm1", "fft", "float64", "floor", "from_flat", "full", "full_like", "inf", "int64",
+    "isfinite", "isinf", "isnan", "log", "log1p", "logaddexp", "max", "maximum", "mean", "median",
+    "min", "minimum", "nan", "nan_to_num", "ndarray", "newaxis", "ones", "ones_like", "pi", "ptp",
+    "quantile", "random", "reshape", "round", "shape", "sort", "sqrt", "square", "stack", "std",
+    "sum", "unique", "var", "vectorize", "where", "zeros", "zeros_like",
 ]
 
 # this module defines sum/max/min/abs/all/any/round like NumPy; the builtins stay reachable here
@@ -956,6 +956,44 @@ absolute = abs
 
 def isfinite(x: Any) -> Any:
     return _unary(x, math.isfinite, math.isfinite, bool_, cmath.isfinite)
+
+
+def _floor(v: Any) -> Any:
+    return float(math.floor(v)) if isinstance(v, float) else v
+
+
+def _ceil(v: Any) -> Any:
+    return float(math.ceil(v)) if isinstance(v, float) else v
+
+
+def _keep_special(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda v: fn(v) if not isinstance(v, float) or math.isfinite(v) else v
+
+
+def floor(x: Any) -> Any:
+    return _unary(x, _floor, _keep_special(_floor), None)
+
+
+def ceil(x: Any) -> Any:
+    return _unary(x, _ceil, _keep_special(_ceil), None)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    return _broadcast_shapes(*(tuple(int(d) for d in s) for s in shapes))
+
+
+def broadcast_to(a: Any, shape: Any) -> ndarray:
+    data, sh, dt = _parts(a)
+    out = _shape_arg(shape)
+    return _wrap(_expand(data, sh, out), out, dt)
+
+
+def reshape(a: Any, shape: Any) -> ndarray:
+    return asarray(a).reshape(shape)
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    return _parts(a)[1]
 
 
 def isinf(x: Any) -> Any:

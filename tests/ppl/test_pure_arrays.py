@@ -138,7 +138,7 @@ def test_unary_operators():
 
 
 UNARY = ["exp", "log", "sqrt", "log1p", "expm1", "abs", "isfinite", "isnan", "isinf",
-         "square"]
+         "square", "floor", "ceil"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -495,3 +495,14 @@ def test_pickle_copy_and_foreign_comparisons():
     assert pickle.loads(pickle.dumps(pa.int64)) is pa.int64
     assert (a == None) is False and (a != None) is True  # noqa: E711 - the comparison tested
     assert a != object()
+
+
+def test_broadcast_reshape_shape_like_numpy():
+    """What distributions.check_data uses (the JS door runs it without NumPy)."""
+    a = np.array([[1.0], [2.0]])
+    check(pa.broadcast_to(_pure(a), (2, 3)), np.broadcast_to(a, (2, 3)))
+    assert pa.broadcast_shapes((2, 1), (3,)) == np.broadcast_shapes((2, 1), (3,))
+    check(pa.reshape(_pure(np.arange(6.0)), (2, 3)), np.reshape(np.arange(6.0), (2, 3)))
+    assert pa.shape(_pure(a)) == np.shape(a) and pa.shape(2.0) == ()
+    with pytest.raises(ValueError):
+        pa.broadcast_to(_pure(np.ones(3)), (2, 2))
