@@ -147,7 +147,9 @@ function flatten(data) {
   const shape = [], values = [];
   let leafDepth = -1;
   const walk = (x, d) => {
-    if (Array.isArray(x)) {
+    // nested arrays, and typed arrays inside them (rows), as TF.js takes them
+    if (Array.isArray(x) || (d > 0 && isTypedArray(x) && !(x instanceof BigInt64Array
+      || x instanceof BigUint64Array))) {
       if (leafDepth >= 0 && d >= leafDepth) return false;
       if (shape.length === d) shape.push(x.length);
       else if (shape[d] !== x.length) return false;
@@ -344,6 +346,7 @@ export class TensorBridge {
    * OverflowError: integers that do not fit the dtype).
    */
   async tensor(data, shape, dtype) {
+    if (isPromise(data)) data = await data;  // tb.tensor(tb.add(...)) not awaited yet
     if (shape !== null && typeof shape === "object" && !Array.isArray(shape)
       && !isTypedArray(shape)) {
       ({ shape, dtype } = shape);  // options object
