@@ -6,10 +6,9 @@ back to the argument's shape (``unbroadcast``).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
-
-import operator
 
 from .. import dtypes as D
 from ..autodiff import core as _core
