@@ -54,6 +54,6 @@ def test_other_data_are_refused() -> None:
     impossible data was a silent -inf), so the logit-scale path never meets them."""
     a = tb.variable()
     y = tb.as_data([1.0, 0.5])
-    with pytest.raises(ValueError, match="target: bernoulli data must be 0 or 1, got 0.5"):
+    with pytest.raises(ValueError, match=r"target: bernoulli data must be 0 or 1, got 0\.5"):
         tb.distribution(y, tb.bernoulli(tb.sigmoid(a)))
     assert y.node.distribution is None
