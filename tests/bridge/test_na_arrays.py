@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.bridge import descriptors as br
-from tensorbridge.bridge.na import INT_MIN
+from tensorbridge.bridge.na import INT_MIN, na_mask
 from tensorbridge.bridge.na_arrays import NAArray
 from tensorbridge.bridge.registry import foreign_to_py, py_to_foreign
 
@@ -54,6 +54,11 @@ def test_arithmetic_keeps_the_mask_and_crosses_back_as_na():
     b = a + 1
     assert isinstance(b, NAArray) and b.mask.tolist() == [False, True, False]
     d = py_to_foreign["r"].convert(b)
-    assert np.frombuffer(d.buffer, np.int32).tolist() == [2, INT_MIN, 4]
+    if d.dtype == "int32":
+        assert np.frombuffer(d.buffer, np.int32).tolist() == [2, INT_MIN, 4]
+    else:  # NumPy 2's numpy.ma promotes to int64, which R stores as doubles (NA: NA_real_)
+        values = np.frombuffer(d.buffer, np.float64)
+        assert d.dtype == "float64" and values[[0, 2]].tolist() == [2.0, 4.0]
+        assert na_mask(values).tolist() == [False, True, False]
     s = py_to_foreign["r"].convert(np.sum(a))  # a masked 0-d result: NA in R
     assert s.dtype == "float64" and np.isnan(np.frombuffer(s.buffer, np.float64)[0])
