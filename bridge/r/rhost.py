@@ -25,6 +25,7 @@ H      id                                               the Python object behind
 T      (Python -> R only) id, shape, dtype              a tensor by handle (the R tensor API)
 X      classes, message, traceback, cond                raised as ForeignError
 I                                                       raised as KeyboardInterrupt (Ctrl-C)
+W      (Python -> R only) categories, messages, result  Python warnings, signalled as R warnings
 ====== ================================================ ==========================================
 
 Python -> R: ``py_to_foreign["r"]`` makes descriptors, :meth:`RHost.wire` turns them into
@@ -43,6 +44,15 @@ worker while R's main thread is executing Python for R (a direct call) wakes the
 with a signal whose handler services the queue, so Python code that blocks in ``join()`` while
 its threads call R does not deadlock. Long work runs through :meth:`RHost.call_background`
 (``MainThreadExecutor.run``), which also makes Ctrl-C cancel it cleanly.
+
+While R is idle (at the prompt, in ``Sys.sleep()``) it runs no Python, and under reticulate
+its main thread holds the GIL: the R package's C layer adds two input handlers to R's event
+loop, a pipe that :meth:`RHost.set_wakeup_fd` makes the executor write to when it queues a
+call (the handler pumps), and a periodic timer whose handler releases the GIL for a slice while
+R waits, so Python threads run and their calls to R are served without R's next call.
+
+Warnings: Python warnings shown while R's calls run are kept and travel with the next result
+(tag ``W``); R signals them as warnings of class ``tensorbridge_warning`` and the category.
 
 Ctrl-C: the R package's C-level SIGINT handler flags R and trips Python; :meth:`RHost._on_sigint`
 raises KeyboardInterrupt from R's flag without running R code (reticulate's own handler runs R
