@@ -127,6 +127,8 @@ export interface ErrorDescriptor {
   pid?: number;
 }
 
+/** A Python error in JS (or a JS error that went through Python). A Python TypeError is also
+ * a JS TypeError, an OverflowError or IndexError also a RangeError (`instanceof` both). */
 export class TensorBridgeError extends Error {
   /** "python", or "js" for a JS error that went through Python and came back. */
   language: string;

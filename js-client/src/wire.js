@@ -31,30 +31,72 @@ export const dtypeOf = (ta) => DTYPE_OF.get(ta.constructor);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const ERROR_RING = 256;
 
-/** An error that crossed from Python (or a JS error that went through Python and came back). */
+const kBridge = Symbol.for("tensorbridge.error");
+
+/** The fields of a bridge error (TensorBridgeError and its TypeError / RangeError kin). */
+function initError(self, node, original) {
+  const py = node.lang === "python";
+  Object.defineProperty(self, kBridge, { value: true });
+  self.name = py ? "PythonError" : node.type || "Error";
+  self.language = node.lang;
+  self.type = node.type;
+  /** The exception type as Python saw it (JS errors are JsCallbackError there). */
+  self.pyType = py ? node.type : "JsCallbackError";
+  // a JS error that went through Python carries the Python frames it crossed (pytb)
+  const pyFrames = py ? node.tb || [] : node.pytb || [];
+  /** Python's frames (File "...", line ...), then for a JS error its JS stack lines. */
+  self.traceback = py ? pyFrames : [...pyFrames, ...(node.tb || [])];
+  self.pyTraceback = py
+    ? `Traceback (most recent call last):\n${pyFrames.join("")}${node.type}: ${node.msg}`
+    : (pyFrames.length ? `Traceback (most recent call last):\n${pyFrames.join("")}`
+      + `JsCallbackError: ${node.type}: ${node.msg}\nJS stack (innermost last):\n` : "")
+      + (node.tb || []).join("\n");
+  /** The bridge's Error descriptor, unchanged: sent back to Python as it is. */
+  self.descriptor = node;
+  if (original) self.cause = original;
+  else if (node.cause) self.cause = bridgeError(node.cause);
+}
+
+const messageOf = (node) => (node.lang === "python" ? `${node.type}: ${node.msg}` : node.msg);
+
+/** An error that crossed from Python (or a JS error that went through Python and came back).
+ * Python's TypeErrors are also JS TypeErrors, its OverflowErrors and IndexErrors RangeErrors
+ * (`instanceof` both); all are `instanceof TensorBridgeError`. */
 export class TensorBridgeError extends Error {
   constructor(node, original = null) {
-    const py = node.lang === "python";
-    super(py ? `${node.type}: ${node.msg}` : node.msg);
-    this.name = py ? "PythonError" : node.type || "Error";
-    this.language = node.lang;
-    this.type = node.type;
-    /** The exception type as Python saw it (JS errors are JsCallbackError there). */
-    this.pyType = py ? node.type : "JsCallbackError";
-    // a JS error that went through Python carries the Python frames it crossed (pytb)
-    const pyFrames = py ? node.tb || [] : node.pytb || [];
-    /** Python's frames (File "...", line ...), then for a JS error its JS stack lines. */
-    this.traceback = py ? pyFrames : [...pyFrames, ...(node.tb || [])];
-    this.pyTraceback = py
-      ? `Traceback (most recent call last):\n${pyFrames.join("")}${node.type}: ${node.msg}`
-      : (pyFrames.length ? `Traceback (most recent call last):\n${pyFrames.join("")}`
-        + `JsCallbackError: ${node.type}: ${node.msg}\nJS stack (innermost last):\n` : "")
-        + (node.tb || []).join("\n");
-    /** The bridge's Error descriptor, unchanged: sent back to Python as it is. */
-    this.descriptor = node;
-    if (original) this.cause = original;
-    else if (node.cause) this.cause = new TensorBridgeError(node.cause);
+    super(messageOf(node));
+    initError(this, node, original);
   }
+
+  static [Symbol.hasInstance](x) {
+    return x !== null && (typeof x === "object" || typeof x === "function") && x[kBridge] === true;
+  }
+}
+
+class PythonTypeError extends TypeError {
+  constructor(node, original = null) {
+    super(messageOf(node));
+    initError(this, node, original);
+  }
+}
+
+class PythonRangeError extends RangeError {
+  constructor(node, original = null) {
+    super(messageOf(node));
+    initError(this, node, original);
+  }
+}
+
+/** The JS error for an Error descriptor. */
+export function bridgeError(node, original = null) {
+  if (node.lang === "python") {
+    const classes = (node.classes ?? []).map((c) => String(c).split(".").pop());
+    if (classes.includes("TypeError")) return new PythonTypeError(node, original);
+    if (classes.includes("OverflowError") || classes.includes("IndexError")) {
+      return new PythonRangeError(node, original);
+    }
+  }
+  return new TensorBridgeError(node, original);
 }
 
 /** Serializable {name, message, stack} of any thrown value (for postMessage). */
@@ -64,7 +106,7 @@ export function plainError(e) {
 }
 
 export function reviveError(p) {
-  if (p?.bridge) return new TensorBridgeError(p.bridge);
+  if (p?.bridge) return bridgeError(p.bridge);
   const e = new Error(p?.message);
   e.name = p?.name ?? "Error";
   if (p?.stack) e.stack = p.stack;
@@ -263,7 +305,7 @@ export class Codec {
 
   errorOf(node) {
     const jid = node.lang === "js" ? node.data?.jid : undefined;
-    return new TensorBridgeError(node, jid !== undefined ? this.errors.get(jid) ?? null : null);
+    return bridgeError(node, jid !== undefined ? this.errors.get(jid) ?? null : null);
   }
 
   // ---- a JS value as a tagged result (what a callback answers Python) ---------------------

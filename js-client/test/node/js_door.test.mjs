@@ -128,3 +128,45 @@ test("a view() stays valid when the WASM heap grows (no detached buffer)", async
   big.dispose();
   x.dispose();
 });
+
+test("Python's TypeError is a JS TypeError, its OverflowError a RangeError; both are bridge "
+  + "errors that go back to Python unchanged", async () => {
+  const { TensorBridgeError } = await import("../../src/index.js");
+  await assert.rejects(tb.tensor("abc"), (e) => {
+    assert.ok(e instanceof TypeError && e instanceof TensorBridgeError);
+    assert.equal(e.pyType, "TypeError");
+    assert.equal(e.name, "PythonError");
+    assert.match(e.message, /^TypeError: data: /);
+    return true;
+  });
+  let overflow;
+  try { await tb.tensor(3e9, { dtype: "int32" }); } catch (e) { overflow = e; }
+  assert.ok(overflow instanceof RangeError && overflow instanceof TensorBridgeError);
+  assert.equal(overflow.pyType, "OverflowError");
+  await assert.rejects(tb.tensor([1, [2]]), (e) => {  // ValueError: only a bridge error
+    assert.ok(e instanceof TensorBridgeError && !(e instanceof TypeError));
+    assert.equal(e.pyType, "ValueError");
+    return true;
+  });
+  // thrown back into Python it is the original exception object
+  const same = await tb.runPython(`
+_seen = []
+def _keep():
+    try:
+        import tensorbridge as tb
+        tb.tensor("abc")
+    except TypeError as e:
+        _seen.append(e)
+        raise
+def _is_same(cb):
+    try:
+        cb()
+    except TypeError as e:
+        return e is _seen[0]
+(_keep, _is_same)`);
+  let first;
+  try { await same[0](); } catch (e) { first = e; }
+  assert.ok(first instanceof TypeError);
+  assert.equal(await same[1](() => { throw first; }), true);
+  assert.ok(!(new Error("plain") instanceof TensorBridgeError));
+});
