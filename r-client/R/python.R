@@ -189,13 +189,15 @@ tb_config <- function(start = TRUE) {
     tensorbridge_version = NA_character_,
     r_package_version = as.character(utils::packageVersion("tensorbridge")),
     reticulate_version = as.character(utils::packageVersion("reticulate")),
-    threads_wakeup = NA
+    threads_wakeup = NA,
+    event_loop = NA
   )
   if (isTRUE(.tb$initialized)) {
     out$tensorbridge_version <- .tb$versions[[1L]]
     out$numpy_version <- .tb$versions[[2L]]
     out$python_version <- .tb$versions[[3L]]
     out$threads_wakeup <- isTRUE(reticulate::py_to_r(reticulate::py_get_attr(reticulate::py_get_attr(.tb$host, "executor"), "signal_ok")))
+    out$event_loop <- isTRUE(.tb$event_loop)
   }
   structure(out, class = "tb_config")
 }
@@ -212,7 +214,9 @@ print.tb_config <- function(x, ...) {
     "tensorbridge (Python)" = x$tensorbridge_version,
     "tensorbridge (R)" = x$r_package_version,
     "reticulate" = x$reticulate_version,
-    "thread wakeup signal" = if (is.na(x$threads_wakeup)) NA else if (x$threads_wakeup) "yes" else "no"
+    "thread wakeup signal" = if (is.na(x$threads_wakeup)) NA else if (x$threads_wakeup) "yes" else "no",
+    "R event loop serves threads" = if (is.null(x$event_loop) || is.na(x$event_loop)) NA else
+      if (x$event_loop) "yes" else "no"
   )
   rows[is.na(rows)] <- "-"
   width <- max(nchar(names(rows)))
