@@ -118,3 +118,26 @@ test_that("Python warnings become R warnings, with the Python category as a clas
   # no warning, no wrapper: the value is the same
   expect_identical(t$identity(3L), 3L)
 })
+
+test_that("at R's interactive prompt, a Python thread's call to R is served while R waits", {
+  skip_if_no_python()
+  skip_on_os("windows")
+  skip_if(!nzchar(Sys.which("bash")), "needs bash")
+  setup <- tempfile(fileext = ".R")
+  writeLines(c(
+    "suppressMessages(library(tensorbridge))",
+    "t <- tb_import('tensorbridge.bridge.r.testing')",
+    "ran_at <- NULL",
+    "job <- t$call_later(function() { ran_at <<- Sys.time(); 42 }, 0.2)",
+    "start <- Sys.time()"
+  ), setup)
+  # R reads the first line, then sits at the prompt for 4 s before the second arrives
+  script <- sprintf(paste0(
+    "(echo \"source('%s')\"; sleep 4; ",
+    "echo 'cat(\"RAN\", !is.null(ran_at) && difftime(ran_at, start, units = \"secs\") < 2, \"\\n\")') | ",
+    "%s %s --interactive --no-save --no-restore -q --no-readline"
+  ), setup, paste(python_env(), collapse = " "), shQuote(file.path(R.home("bin"), "R")))
+  out <- suppressWarnings(system2("bash", c("-c", shQuote(script)), stdout = TRUE, stderr = TRUE,
+                                  timeout = 120))
+  expect_true(any(grepl("^RAN TRUE", out)), info = paste(out, collapse = "\n"))
+})
