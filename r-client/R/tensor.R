@@ -27,8 +27,10 @@ tensor_op <- function(name, ...) api("call_op")(name, ...)
 #' `as_tensor()` makes a tensor of the tensorbridge runtime from R data (numeric,
 #' integer or logical vectors, matrices and arrays; dims and column-major order are
 #' kept, and R's memory is shared rather than copied where the dtype allows). R doubles
-#' give `float64` tensors, integers `int32`, logicals `bool`; `dtype` casts (e.g.
-#' `"float32"`). Tensors have no NA: data with NA is refused (NaN is fine).
+#' give `float64` tensors whatever their length, integers `int32`, logicals `bool`; `dtype`
+#' casts (e.g. `"float32"`; a value that does not fit, such as `3e9` as `"int32"`, is an
+#' error). Anything else (lists, strings, factors, `NULL`) is an error naming `x`. Tensors have
+#' no NA: data with NA is refused (NaN is fine).
 #'
 #' Tensors support `dim()`, `length()`, `print()`, `as.array()`, `as.vector()`, the
 #' arithmetic, comparison and logic operators (group generic `Ops`), `Math` functions
@@ -50,7 +52,25 @@ tensor_op <- function(name, ...) api("call_op")(name, ...)
 #' @export
 as_tensor <- function(x, dtype = NULL) {
   if (inherits(x, "tb_tensor") && is.null(dtype)) return(x)
-  api("as_tensor")(x, dtype)
+  numbers <- (is.numeric(x) || is.logical(x)) && !is.object(x)
+  if (!inherits(x, "tb_tensor") && !numbers) {
+    stop(structure(
+      class = c("tensorbridge_error", "TypeError", "error", "condition"),
+      list(message = sprintf(paste0(
+        "as_tensor: x must be a numeric, integer or logical vector, matrix or array, not %s"
+      ), describe_value(x)), call = NULL, type = "TypeError", classes = "TypeError")
+    ))
+  }
+  withCallingHandlers(
+    api("as_tensor")(x, dtype),
+    tensorbridge_error = function(e) {
+      msg <- conditionMessage(e)
+      if (grepl("data: ", msg, fixed = TRUE)) { # the runtime names its argument `data`
+        e$message <- sub("data: ", "as_tensor: x: ", msg, fixed = TRUE)
+        stop(e)
+      }
+    }
+  )
 }
 
 #' @rdname as_tensor
