@@ -49,7 +49,7 @@ class Suite:
     name: str
     what: str
     command: list[str]
-    counter: str  # "junit", "testthat", "tap", "exit"
+    counter: str  # "junit", "testthat", "tap", "rcheck", "exit"
     cwd: str = "."
     env: dict[str, str] = field(default_factory=dict)
     report: str = ""  # the junit/JSON file the command writes (relative to the repo root)
@@ -80,7 +80,7 @@ def suites() -> list[Suite]:
         Suite("r-check", "R CMD build + R CMD check --no-manual", ["bash", "-c",
               "R CMD INSTALL --no-multiarch r-client && cd r-client && "
               "rm -rf tensorbridge.Rcheck tensorbridge_*.tar.gz && R CMD build . && "
-              "R CMD check --no-manual tensorbridge_*.tar.gz"], "exit", env=R_ENV),
+              "R CMD check --no-manual tensorbridge_*.tar.gz"], "rcheck", env=R_ENV),
         Suite("r-testthat", "testthat, the R package's suite",
               ["Rscript", "tests/suites/testthat.R", "test-output/r-testthat.json"], "testthat",
               env=R_ENV, report="test-output/r-testthat.json"),
@@ -140,6 +140,12 @@ def count(suite: Suite, log: str, rc: int) -> tuple[int, int, int]:
         passed, failed, skipped = c["passed"], c["failed"], c["skipped"]
     elif suite.counter == "tap":
         passed, failed, skipped = _count_tap(log)
+    elif suite.counter == "rcheck":
+        # R CMD check exits 0 with WARNINGs: only "Status: OK" or NOTEs are clean
+        status = re.findall(r"^Status: (.*)$", log, re.M)
+        clean = rc == 0 and bool(status) and ("WARNING" not in status[-1]
+                                              and "ERROR" not in status[-1])
+        passed, failed, skipped = (1, 0, 0) if clean else (0, 1, 0)
     else:
         passed, failed, skipped = (1, 0, 0) if rc == 0 else (0, 1, 0)
     if rc != 0 and failed == 0:
