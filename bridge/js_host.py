@@ -241,6 +241,9 @@ class _SymRef:
 _ENCODE_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 _decode_json = json.JSONDecoder().decode
 _ERROR_RING = 64  # Python exceptions JS may throw back (they keep their frames alive)
+# ints Pyodide's FFI turns into JS numbers (it makes a BigInt of +-(2**53 - 1) already); others
+# cross through the registry (int_to_js: a number up to MAX_SAFE_INTEGER, else a BigInt)
+_FFI_INT = 2**53 - 2
 _INTERRUPTED = ("interrupted: tb.interrupt() (or the page's interrupt buffer) stopped the Python "
                 "code at its next check")
 
@@ -661,7 +664,8 @@ class JsHost:
             raw = []
             for a in args:
                 t = type(a)
-                if t is Int or t is Str or t is Bool or t is Float:
+                if (t is Int and -_FFI_INT <= a.value <= _FFI_INT) or t is Str or t is Bool \
+                        or t is Float:
                     raw.append(a.value)
                 elif t is Null:
                     raw.append(None)
@@ -689,7 +693,8 @@ class JsHost:
             if k is None:
                 k = self._kind(t)
                 out_ok = True
-            if k > 1 or (t is float and a != a and is_na_real(a)):
+            if k > 1 or (t is float and a != a and is_na_real(a)) or (
+                    t is int and not -_FFI_INT <= a <= _FFI_INT):
                 return NotImplemented
         return self.from_js(self._js_invoke(cb_id, *args), name)
 
@@ -749,7 +754,10 @@ class JsHost:
         if k is None:
             k = self._kind(t)
         if k == 0:
-            if t is not float or value == value or not is_na_real(value):
+            if t is int:
+                if -_FFI_INT <= value <= _FFI_INT:
+                    return value  # else as a wire number / BigInt (the FFI would make a BigInt)
+            elif t is not float or value == value or not is_na_real(value):
                 return value
         elif k == 1:
             return "s" + value

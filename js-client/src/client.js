@@ -204,6 +204,7 @@ function fastStorage(data, dtype, isTyped) {
   return TENSOR_TYPED[dtype].from(data, Number);
 }
 
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 const FAST_MAX = 30;  // arguments a fast call can carry (bits of the handle mask)
 
 export class TensorBridge {
@@ -315,7 +316,15 @@ export class TensorBridge {
         for (; i < n; i++) {
           const a = args[i];
           const t = typeof a;
-          if (t === "number" || t === "string" || t === "boolean" || t === "bigint") fast[i] = a;
+          if (t === "number") {
+            if (a === 0 && 1 / a < 0) break;  // -0 is a float: the wire says so
+            fast[i] = a;
+          } else if (t === "string" || t === "boolean") fast[i] = a;
+          else if (t === "bigint") {
+            // the FFI would make a JsBigInt: safe ones are plain ints, others go by the wire
+            if (a < -MAX_SAFE_BIG || a > MAX_SAFE_BIG) break;
+            fast[i] = Number(a);
+          }
           else if (a === null || a === undefined) fast[i] = undefined;
           else {
             const h = a[kHandle];

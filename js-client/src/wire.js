@@ -161,7 +161,8 @@ export class Codec {
   enc(x, side, seen) {
     switch (typeof x) {
       case "number":
-        // integers: exact ints in Python; others (and non-finite, and unsafe integers) floats
+        // integers: exact ints in Python; others (and non-finite, unsafe integers, -0) floats
+        if (Object.is(x, -0)) return { $: "f", v: "-0" };
         if (Number.isSafeInteger(x) || (Number.isFinite(x) && !Number.isInteger(x))) return x;
         return { $: "f", v: String(x) };
       case "string": case "boolean": return x;

@@ -7,7 +7,9 @@
 // expression is returned as it is; a body says `return` itself). Steps: receive (the value
 // passed to a Python function), tensor (tb.tensor(value)), back (sent to Python and back), expr +
 // result, warning (a regular expression a Python warning raised by the case's steps must match).
-// What Python received is judged in Python, by tensorbridge.bridge.conformance.check_json.
+// What Python received is judged in Python, by tensorbridge.bridge.conformance.check_json, with
+// the expectation as Python reads it from the table's text (JSON numbers parsed by JS would lose
+// the int / float distinction: 1152921504606846976.0 is not the int 1152921504606847000).
 
 export const STEPS = ["receive", "tensor", "back", "result"];
 const AsyncFunction = (async () => {}).constructor;
@@ -42,7 +44,18 @@ class _ConformanceWarnings:
         return [str(w.message) for w in self.log]
 
 _cw = _ConformanceWarnings()
-(_conf.check_json, _conf.echo, _cw.start, _cw.stop)`;
+_conformance_tables = {}
+
+def _load_table(name, text):
+    _conformance_tables[name] = {c["id"]: c for c in _json.loads(text)["cases"]}
+
+def _expectation(table, case_id, step):
+    """The js door's expectation of a step, as JSON text (Python's reading of the table)."""
+    case = _conformance_tables[table][case_id]
+    block = case.get("js", {})
+    return _json.dumps(block[step] if step in block else case.get(step))
+
+(_conf.check_json, _conf.echo, _cw.start, _cw.stop, _load_table, _expectation)`;
 
 /** The error classes a thrown value answers to: JS classes, and Python's for a Python error. */
 function errorClasses(e) {
@@ -106,19 +119,24 @@ function show(v) {
 }
 
 /**
- * Replay every case with a "js" block. door: "js/node" or "js/browser". Returns {ran, failed,
- * skipped, failures: ["door js/node, table t, case c, step s: why", ...], lines}.
+ * Replay every case with a "js" block. texts: {table name: the table file's text}; door:
+ * "js/node" or "js/browser". Returns {ran, failed, skipped, failures: ["door js/node, table t,
+ * case c, step s: why", ...], summary}.
  */
-export async function replay(tb, tables, door) {
-  const [checkJson, echo, startWarnings, stopWarnings] = await tb.runPython(HELPERS);
+export async function replay(tb, texts, door) {
+  const [checkJson, echo, startWarnings, stopWarnings, loadTable, expectation] =
+    await tb.runPython(HELPERS);
   const out = { ran: 0, failed: 0, skipped: [], failures: [], door };
-  for (const [table, cases] of Object.entries(tables)) {
-    for (const c of cases) {
+  for (const [table, text] of Object.entries(texts)) {
+    await loadTable(table, text);
+    for (const c of JSON.parse(text).cases) {
       const block = c.js;
       if (!block) continue;
       if (block.skip) { out.skipped.push(`${table}:${c.id}: ${block.skip}`); continue; }
       out.ran++;
-      const fails = await runCase(tb, c, block, { checkJson, echo, startWarnings, stopWarnings });
+      const expect = (step) => expectation(table, c.id, step);
+      const fails = await runCase(tb, c, block, { checkJson, echo, startWarnings, stopWarnings,
+        expect });
       if (fails.length) {
         out.failed++;
         for (const f of fails) out.failures.push(`door ${door}, table ${table}, case ${c.id}, ${f}`);
@@ -141,7 +159,7 @@ async function runCase(tb, c, block, py) {
       return;
     }
     try {
-      const err = await py.checkJson(await make(), JSON.stringify(expect));
+      const err = await py.checkJson(await make(), await py.expect(step));
       if (err) fails.push(`step ${step}: ${err}`);
     } catch (e) {
       fails.push(`step ${step}: threw ${e?.name ?? ""} ${e?.message ?? e}`);

@@ -34,7 +34,7 @@ after(async () => {
 function readTables() {
   const out = {};
   for (const f of fs.readdirSync(DIR).filter((n) => n.endsWith(".json")).sort()) {
-    out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(new URL(f, DIR), "utf8")).cases;
+    out[f.slice(0, -5)] = fs.readFileSync(new URL(f, DIR), "utf8");
   }
   return out;
 }

@@ -9,11 +9,11 @@ import { boot } from "./helpers.mjs";
 
 const DIR = new URL("../../../tests/conformance/", import.meta.url);
 
-/** {table: cases} of every table (the file name without .json). */
+/** {table: its JSON text} of every table (the file name without .json). */
 export function readTables() {
   const out = {};
   for (const f of fs.readdirSync(DIR).filter((n) => n.endsWith(".json")).sort()) {
-    out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(new URL(f, DIR), "utf8")).cases;
+    out[f.slice(0, -5)] = fs.readFileSync(new URL(f, DIR), "utf8");
   }
   return out;
 }
@@ -22,7 +22,8 @@ const tb = await boot();
 
 test("conformance table, js/node door", { timeout: 300000 }, async (t) => {
   const tables = readTables();
-  assert.ok(Object.values(tables).flat().some((c) => c.js), "no case has a js block");
+  assert.ok(Object.values(tables).some((text) => JSON.parse(text).cases.some((c) => c.js)),
+    "no case has a js block");
   const r = await replay(tb, tables, "js/node");
   for (const s of r.skipped) t.diagnostic(`skipped ${s}`);
   console.log(r.summary);
