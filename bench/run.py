@@ -173,7 +173,7 @@ def _fmt_time(v: Any, unit: str, note: Any) -> str:
         return str(note or "n/a")
     if unit == "us/op":
         return f"{v:.2f} us/op"
-    if v >= 10_000:
+    if v >= 9_999.5:  # what would print as "10000 us"
         return f"{v / 1000:.1f} ms"
     if v >= 100:
         return f"{v:.0f} us"
