@@ -123,11 +123,14 @@ def _compare(got: Any, want: Any, path: str, policy: dict[str, Any] | None) -> s
         if not isinstance(got, dict):
             return f"{path}: expected {json.dumps(want)}, got {json.dumps(got)}"
         dtype = got.get("dtype") or ("float64" if got.get("type") in ("list", "tuple") else "")
+        if policy is not None and "computed_in" in policy:
+            dtype = policy["computed_in"]
         if "values" in want and policy is not None and dtype.startswith("float"):
             decode = [float(v) if isinstance(v, str) and v != "NA" else v
                       for v in got.get("values", [])]
             err = check_close(decode, [float(v) if isinstance(v, str) else v
-                                       for v in want["values"]], dtype, **policy)
+                                       for v in want["values"]], dtype,
+                              **{k: v for k, v in policy.items() if k != "computed_in"})
             if err:
                 return f"{path}.values: {err}"
             want = {k: v for k, v in want.items() if k != "values"}
@@ -157,12 +160,14 @@ def check(x: Any, expect: dict[str, Any]) -> str | None:
     """``None`` when ``x`` matches the expectation, else a message naming the first difference.
 
     ``{"tolerance": "policy"}`` in the expectation compares float values with the tolerance
-    policy (``"n"`` and ``"ulps"`` may be given next to it); otherwise values compare exactly.
+    policy (``"n"`` and ``"ulps"`` may be given next to it, and ``"computed_in"``: the dtype
+    the door computed in, when it is not the one the value arrives as: a float32 backend's
+    numbers handed over as float64); otherwise values compare exactly.
     """
     policy = None
     if expect.get("tolerance") == "policy":
-        policy = {k: expect[k] for k in ("n", "ulps") if k in expect}
-        expect = {k: v for k, v in expect.items() if k not in ("n", "ulps")}
+        policy = {k: expect[k] for k in ("n", "ulps", "computed_in") if k in expect}
+        expect = {k: v for k, v in expect.items() if k not in ("n", "ulps", "computed_in")}
     return _compare(describe(x), expect, "received", policy)
 
 
