@@ -112,7 +112,7 @@ def _binary(name: str, prim: Primitive, kind: str) -> Callable[[Any, Any], Tenso
         out = bind(prim, (x, y), _NO_PARAMS)
         if out.dtype.kind == "i" and name in _EXACT and _core.recorder is None and not \
                 isinstance(out, Tracer):
-            _check_int_overflow(name, x, y, out.dtype)
+            _check_int_overflow(name, x, y, out.dtype, out.backend)
         return out
 
     op.__name__ = name
@@ -144,8 +144,11 @@ def _numpy() -> Any:
         return None
 
 
-def _check_int_overflow(name: str, x: Any, y: Any, dtype: D.DType) -> None:
-    lo, hi = _INT_RANGE[dtype.name]
+def _check_int_overflow(name: str, x: Any, y: Any, dtype: D.DType, backend: Any) -> None:
+    # a backend may store a dtype narrower (TF.js keeps int64 as int32): its range is the bound
+    storage = getattr(backend, "storage_dtype", None)
+    lo, hi = _INT_RANGE[storage(dtype) if storage is not None and storage(dtype) in _INT_RANGE
+                        else dtype.name]
     fn = _EXACT[name]
     xv, yv = _host_values(x), _host_values(y)
     np = _numpy()
