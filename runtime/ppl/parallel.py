@@ -37,7 +37,9 @@ import numpy as np
 from ..autodiff.core import Primitive, Tracer
 from ..interrupts import safe_point
 from ..tensor import Tensor
+from .chains import Progress, run_chains
 from .draws import Draws
+from .sampling_threads import sampling_tuning
 
 __all__ = ["dumps_model", "loads_model", "run_parallel", "split_chains"]
 
@@ -163,9 +165,6 @@ def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
-        from .blas import sampling_tuning
-        from .sampler import _run
-
         model, inits = loads_model(blob)
         if isinstance(inits, list):
             inits = [inits[c] for c in chain_ids]
@@ -178,9 +177,9 @@ def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
         with warnings.catch_warnings(record=True) as caught, sampling_tuning(), np.errstate(
                 over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             warnings.simplefilter("default")
-            d = _run(model, kwargs["n_samples"], kwargs["warmup"], len(chain_ids),
-                     kwargs["sampler"], inits, kwargs["seed"], kwargs["thin"], False, report,
-                     every, stop.is_set, chain_ids=chain_ids)
+            d = run_chains(model, kwargs["n_samples"], kwargs["warmup"], len(chain_ids),
+                           kwargs["sampler"], inits, kwargs["seed"], kwargs["thin"], False, report,
+                           every, stop.is_set, chain_ids=chain_ids)
         # the user sees the workers' warnings (staging falling back to eager...) in the parent;
         # an interrupt is reported there once, for all workers
         relay = [(w.category, str(w.message)) for w in caught
@@ -240,8 +239,6 @@ def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chain
                  sampler: Any, initial_values: Any, seed: int, thin: int,
                  progress: bool | None, callback: Callable[[dict], Any] | None,
                  callback_every: int, should_stop: Callable[[], bool] | None) -> Draws:
-    from .sampler import _Progress
-
     if isinstance(n_cores, bool) or not isinstance(n_cores, int) or n_cores < 1:
         raise ValueError(f"n_cores: expected an integer >= 1, got {n_cores!r}")
     for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0),
@@ -253,7 +250,7 @@ def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chain
     groups = split_chains(chains, n_cores)
     blob = dumps_model(model, initial_values)
     total = warmup + n_samples * thin
-    bar = _Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
+    bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
                     callback_every)
     kwargs = {"n_samples": n_samples, "warmup": warmup, "sampler": sampler, "seed": seed,
               "thin": thin, "report_every": callback_every if callback else 10}

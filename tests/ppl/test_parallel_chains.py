@@ -9,8 +9,8 @@ import pytest
 import tensorbridge as tb
 from tensorbridge.runtime.ppl import mcmc
 from tensorbridge.runtime.ppl.chain_rng import ChainStreams
+from tensorbridge.runtime.ppl.chains import hmc, nuts, run_chains
 from tensorbridge.runtime.ppl.parallel import dumps_model, loads_model, split_chains
-from tensorbridge.runtime.ppl.sampler import _run, hmc, nuts
 
 
 def _hier():
@@ -56,8 +56,8 @@ def test_a_chain_does_not_depend_on_its_batch(sampler) -> None:
     # what they draw next to chains 0 and 1
     m, _ = _hier()
     args = (m, 60, 60)
-    full = _run(*args, 4, sampler, None, 9, 1, False, None, 50, None)
-    part = _run(*args, 2, sampler, None, 9, 1, False, None, 50, None, chain_ids=[2, 3])
+    full = run_chains(*args, 4, sampler, None, 9, 1, False, None, 50, None)
+    part = run_chains(*args, 2, sampler, None, 9, 1, False, None, 50, None, chain_ids=[2, 3])
     for k in full.names:
         np.testing.assert_array_equal(full[k][2:], part[k], err_msg=k)
 

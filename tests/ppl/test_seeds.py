@@ -12,7 +12,7 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge.runtime.ppl.chain_rng import chain_rng
-from tensorbridge.runtime.ppl.sampler import _initial_free
+from tensorbridge.runtime.ppl.chains import _initial_free
 
 
 def _model():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tensorbridge.runtime.ppl.blas import _openblas, single_threaded_blas
+from tensorbridge.runtime.ppl.sampling_threads import _openblas, single_threaded_blas
 
 
 def test_single_threaded_inside_and_restored_after() -> None:
@@ -26,7 +26,7 @@ def test_restored_when_the_body_raises() -> None:
 
 
 def test_sampling_tuning_is_reentrant_and_restores_blas() -> None:
-    from tensorbridge.runtime.ppl.blas import retain_freed_memory, sampling_tuning
+    from tensorbridge.runtime.ppl.sampling_threads import retain_freed_memory, sampling_tuning
 
     api = _openblas()
     before = [get() for get, _ in api]

@@ -1,0 +1,256 @@
+"""Running a batch of chains in this process: the sampler's options (``nuts()``, ``hmc()``),
+warmup with adaptation and the draws (``run_chains``), and the progress bar.
+
+``sampler.mcmc`` calls ``run_chains`` directly, or through ``parallel.run_parallel``, whose worker
+processes each call it for their share of the chains; both import it from here.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..interrupts import safe_point
+from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
+from .adaptation import regularised_variance as _reg_var
+from .array_namespace import NAME, np, to_host, to_tensor
+from .chain_rng import PURPOSE_STEP_SEARCH, chain_rng, restart
+from .draws import Draws
+from .hamiltonian import PhasePoint
+from .hmc import hmc_transition
+from .nuts import nuts_transition
+
+__all__ = ["Progress", "SamplerConfig", "hmc", "nuts", "run_chains"]
+
+
+@dataclass
+class SamplerConfig:
+    kind: str
+    max_depth: int = 10
+    n_leapfrog: int = 10
+    target_accept: float = 0.8
+    step_size: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def nuts(max_depth: int = 10, target_accept: float = 0.8,
+         step_size: float | None = None) -> SamplerConfig:
+    """The No-U-Turn sampler (multinomial, as in Stan), adapting step size and diagonal metric."""
+    if not 1 <= max_depth <= 30:
+        raise ValueError(f"max_depth: expected 1..30, got {max_depth}")
+    if not 0 < target_accept < 1:
+        raise ValueError(f"target_accept: expected a probability in (0, 1), got {target_accept}")
+    return SamplerConfig("nuts", max_depth=max_depth, target_accept=target_accept,
+                         step_size=step_size)
+
+
+def hmc(n_leapfrog: int = 10, target_accept: float = 0.8,
+        step_size: float | None = None) -> SamplerConfig:
+    """Static HMC with ``n_leapfrog`` (jittered) steps per iteration."""
+    if n_leapfrog < 1:
+        raise ValueError(f"n_leapfrog: expected >= 1, got {n_leapfrog}")
+    return SamplerConfig("hmc", n_leapfrog=n_leapfrog, target_accept=target_accept,
+                         step_size=step_size)
+
+class Progress:
+    def __init__(self, total: int, enabled: bool, callback: Callable[[dict], Any] | None,
+                 every: int) -> None:
+        self.total, self.enabled, self.callback, self.every = total, enabled, callback, every
+        self.start = time.perf_counter()
+        self.last_print = 0.0
+        self.warmup_divergences = 0
+
+    def update(self, i: int, phase: str, divergences: int) -> None:
+        done = i + 1
+        if phase == "warmup":
+            self.warmup_divergences = divergences
+        if self.callback is not None and (done % self.every == 0 or done == self.total):
+            # divergences: all so far; warmup_divergences: those of warmup (so far)
+            self.callback({"iteration": done, "total": self.total, "phase": phase,
+                           "divergences": divergences,
+                           "warmup_divergences": self.warmup_divergences,
+                           "elapsed": time.perf_counter() - self.start})
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.last_print < 0.1 and done != self.total:
+            return
+        self.last_print = now
+        frac = done / self.total
+        bar = "#" * int(30 * frac)
+        # as Stan and greta: the divergences of the current phase (warmup's are expected)
+        shown = divergences - (self.warmup_divergences if phase != "warmup" else 0)
+        sys.stderr.write(f"\r{phase:>8} [{bar:<30}] {done}/{self.total} "
+                         f"{now - self.start:5.1f}s  divergences: {shown}")
+        if done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerConfig | None,
+         initial_values: Any, seed: int | None, thin: int, progress: bool | None,
+         callback: Callable[[dict], Any] | None, callback_every: int,
+         should_stop: Callable[[], bool] | None, chain_ids: list[int] | None = None) -> Draws:
+    cfg = sampler or nuts()
+    for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
+                        ("thin", thin, 1)):
+        if not isinstance(v, int) or v < lo:
+            raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
+    # chain_ids: these chains' indices among all of the run's (worker processes run a share)
+    rng = chain_rng(seed, chains, chain_ids, np)
+    n = model.n_free
+
+    if NAME == "numpy":
+        target = model.compiled_target(chains)  # raw NumPy in and out: the hot path
+    else:
+
+        def target(q: Any) -> tuple[Any, Any]:
+            lp, g = model.log_density_and_grad(to_tensor(q, dtype=model.dtype,
+                                                         backend=model.backend))
+            return to_host(lp, np.float64), to_host(g, np.float64)
+
+    q0 = _initial_free(model, chains, initial_values, rng, target)
+    logp, grad = target(q0)
+    z = PhasePoint(q0, np.zeros_like(q0), logp, grad)
+    inv_metric = np.ones((chains, n))
+    step = np.full(chains, cfg.step_size or 1.0)
+    adapt_step = cfg.step_size is None
+    if adapt_step:
+        restart(rng, 0, PURPOSE_STEP_SEARCH)
+        step = find_reasonable_step(z, step, inv_metric, target, rng)
+    dual = DualAveraging(step, cfg.target_accept)
+    schedule = WindowSchedule(warmup)
+    welford = Welford((chains, n))
+
+    def transition(z: PhasePoint, eps: np.ndarray) -> tuple[PhasePoint, Any]:
+        if cfg.kind == "nuts":
+            return nuts_transition(z, eps, inv_metric, target, rng, cfg.max_depth)
+        return hmc_transition(z, eps, inv_metric, target, rng, cfg.n_leapfrog)
+
+    total = warmup + n_samples * thin
+    bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
+                    callback_every)
+    kept_q: list[np.ndarray] = []
+    kept_stats: dict[str, list[np.ndarray]] = {k: [] for k in
+                                               ("accept_stat", "n_leapfrog", "tree_depth",
+                                                "divergent", "energy", "lp")}
+    warmup_divergences = 0
+    sampled_divergences = 0
+    interrupted = False
+    i = -1
+    try:
+        for i in range(total):
+            if should_stop is not None and should_stop():
+                interrupted = True
+                break
+            try:
+                safe_point()
+            except BaseException:  # a host's interrupt (bridge cancellation): keep the draws
+                interrupted = True
+                break
+            restart(rng, i)  # each chain's numbers depend on (seed, chain, i) only
+            z, st = transition(z, step)
+            if i < warmup:
+                warmup_divergences += int(st.divergent.sum())
+                if adapt_step:
+                    step = dual.update(st.accept_stat)
+                if schedule.in_window(i):
+                    welford.add(z.q)
+                if schedule.window_ends(i):
+                    inv_metric = _reg_var(welford)
+                    welford = Welford((chains, n))
+                    if adapt_step:
+                        restart(rng, i + 1, PURPOSE_STEP_SEARCH)
+                        step = find_reasonable_step(z, step, inv_metric, target, rng)
+                        dual.restart(step)
+                if i == warmup - 1 and adapt_step:
+                    step = dual.final()
+            elif (i - warmup) % thin == 0:
+                kept_q.append(z.q.copy())
+                for k in ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy"):
+                    kept_stats[k].append(getattr(st, k))
+                kept_stats["lp"].append(z.logp.copy())
+                sampled_divergences += int(st.divergent.sum())
+            bar.update(i, "warmup" if i < warmup else "sampling",
+                       warmup_divergences + sampled_divergences)
+    except KeyboardInterrupt:
+        interrupted = True
+    if interrupted:
+        warnings.warn(f"mcmc: interrupted at iteration {i + 1} of {total}; returning the "
+                      f"{len(kept_q)} draws taken so far", RuntimeWarning, stacklevel=3)
+    free = (np.stack(kept_q, axis=1) if kept_q else np.zeros((chains, 0, n)))
+    stats = {k: (np.stack(v, axis=1) if v else np.zeros((chains, 0))) for k, v in
+             kept_stats.items()}
+    values = _constrained_draws(model, free)
+    draws = Draws(values, free, stats,
+                  warmup={"step_size": step, "inv_metric": inv_metric,
+                          "divergences": warmup_divergences},
+                  interrupted=interrupted)
+    draws.node_names = dict(zip(model.variables, model.variable_names()))
+    _trace_derived(model, draws)
+    return draws
+
+
+def _trace_derived(model: Any, draws: Draws) -> None:
+    """Add the model's operation targets (named like variables) to the draws."""
+    from ..graph.model import calculate
+    from ..graph.nodes import _lazy
+
+    derived = [n for n in model.derived_targets() if n.name and n.name not in draws.values]
+    if derived:
+        arrays = calculate([_lazy(n) for n in derived], values=draws)
+        for n, a in zip(derived, arrays):
+            draws.values[n.name] = a
+
+
+def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
+    chains, draws, n = free.shape
+    names = model.variable_names()
+    if draws == 0:
+        return {nm: np.zeros((chains, 0, *v.shape)) for nm, v in zip(names, model.variables)}
+    flat = free.reshape(chains * draws, n)
+    out: dict[str, np.ndarray] = {}
+    for nm, v, off in zip(names, model.variables, model.offsets):
+        piece = flat[:, off:off + v.size]
+        val = v.bijector.forward(to_tensor(piece, dtype=v.dtype, backend=model.backend))
+        out[nm] = to_host(val).reshape(chains, draws, *v.shape)
+    return out
+
+
+def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.Generator,
+                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    n = model.n_free
+    if initial_values is None:
+        q = rng.uniform(-2.0, 2.0, size=(chains, n))
+        for _ in range(100):
+            lp, g = target(q)
+            bad = ~(np.isfinite(lp) & np.all(np.isfinite(g), axis=1))
+            if not bad.any():
+                return q
+            # every chain draws, so a chain's tries do not depend on the others' luck
+            fresh = rng.uniform(-2.0, 2.0, size=(chains, n))
+            q[bad] = fresh[bad]
+        raise ValueError(
+            "initial_values: could not find initial values with a finite log density in 100 "
+            "random tries; give initial_values explicitly"
+        )
+    per_chain = initial_values if isinstance(initial_values, list) else [initial_values] * chains
+    if len(per_chain) != chains:
+        raise ValueError(f"initial_values: got {len(per_chain)} sets for {chains} chains")
+    # unset variables start where the user's seed puts them: every chain draws from its own
+    # stream (as without initial values), so a chain's start does not depend on the batch
+    fill = rng.uniform(-2.0, 2.0, size=(chains, n))
+    rows = [model.check_initial_values(vals, fill=fill[c]) for c, vals in enumerate(per_chain)]
+    q = np.stack(rows)
+    lp, g = target(q)
+    if not np.all(np.isfinite(lp)):
+        c = int(np.argmin(np.isfinite(lp)))
+        raise ValueError(
+            f"initial_values: chain {c} has log density {lp[c]} at its initial values: "
+            + model.describe_infinite_density(q[c])
+        )
+    return q
+
