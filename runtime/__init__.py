@@ -49,7 +49,6 @@ from .graph import (
     calculate,
     distribution,
     model,
-    normal,
     simulate,
     variable,
 )
@@ -77,6 +76,7 @@ from .ppl.distributions import (
     multinomial,
     multivariate_normal,
     negative_binomial,
+    normal,
     pareto,
     poisson,
     student,

@@ -22,11 +22,7 @@ __all__ = [
     "less_than",
     "make_distribution",
     "model",
-    "normal",
     "real",
     "simulate",
     "variable",
 ]
-
-# the distribution catalogue lives in ppl.distributions (imported last: it builds on this package)
-from ..ppl.distributions import normal

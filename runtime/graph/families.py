@@ -43,6 +43,11 @@ class Family:
         # positional-only: greta families have parameters called "shape" (gamma, weibull)
         raise NotImplementedError
 
+    def check_data(self, params: dict[str, Any], value: Any) -> None:
+        """Refuse (ValueError naming ``target``) data this family cannot produce, when
+        ``distribution(value, ...)`` assigns it; ``params`` are the family's arguments (graph
+        nodes or tensors). By default nothing is checked; the discrete families check."""
+
     def __repr__(self) -> str:
         return f"<family {self.name}>"
 

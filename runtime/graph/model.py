@@ -32,51 +32,12 @@ from .nodes import (
     OperationNode,
     VariableNode,
     _lazy,
+    distribution,
     node_of,
 )
 from .toposort import topological_order
 
 __all__ = ["Model", "calculate", "distribution", "model"]
-
-
-def distribution(target: Any, dist: Any) -> None:
-    """Assign a distribution to ``target`` (data, or an operation on data): the Python form of
-    greta's ``distribution(y) <- normal(mu, sd)``, written ``distribution(y, normal(mu, sd))``.
-    """
-    t = node_of(target)
-    d_var = node_of(dist)
-    dnode = d_var.distribution
-    if not isinstance(d_var, VariableNode) or dnode is None:
-        raise TypeError("dist: expected a distribution such as tensorbridge.normal(mu, sd)")
-    if isinstance(t, VariableNode):
-        raise TypeError(
-            "target: to give a variable a prior, create it from the distribution "
-            "(mu = tb.normal(0, 10)) instead of assigning one afterwards"
-        )
-    if not t.known:
-        raise TypeError(
-            f"target: a distribution can be assigned to data only, not to a {t.kind} array "
-            f"that depends on variables"
-        )
-    if t.distribution is not None:
-        raise ValueError(f"target: {t.label()} already has a distribution")
-    if d_var.shape != t.shape:
-        from ..ops.shape import broadcast_shapes
-
-        try:
-            if broadcast_shapes(d_var.shape, t.shape) != t.shape:
-                raise ValueError
-        except Exception:
-            raise ValueError(
-                f"distribution: parameters of shape {list(d_var.shape)} do not match the "
-                f"target's shape {list(t.shape)}"
-            ) from None
-    from ..ppl.distributions import check_data  # (the catalogue imports this module)
-
-    check_data(dnode.family, dnode.param_args, t)
-    dnode.target = t  # the placeholder variable made by normal(...) drops out of the graph
-    t.distribution = dnode
-    d_var.distribution = None
 
 
 def make_distribution(family: Family, params: dict[str, Any], dim: Any = None) -> LazyArray:

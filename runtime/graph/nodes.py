@@ -28,6 +28,7 @@ __all__ = [
     "OperationNode",
     "VariableNode",
     "as_data",
+    "distribution",
     "variable",
 ]
 
@@ -221,8 +222,6 @@ class LazyArray(Tracer):
 
     def observe(self, family: LazyArray) -> LazyArray:
         """Give this data array a distribution: ``y.observe(tb.normal(mu, sd))``."""
-        from .model import distribution
-
         distribution(self, family)
         return self
 
@@ -283,3 +282,41 @@ def node_of(x: Any) -> GraphNode:
     if isinstance(x, LazyArray):
         return x.node
     raise TypeError(f"expected a lazy array (data, variable or operation), got {type(x).__name__}")
+
+
+def distribution(target: Any, dist: Any) -> None:
+    """Assign a distribution to ``target`` (data, or an operation on data): the Python form of
+    greta's ``distribution(y) <- normal(mu, sd)``, written ``distribution(y, normal(mu, sd))``.
+    """
+    t = node_of(target)
+    d_var = node_of(dist)
+    dnode = d_var.distribution
+    if not isinstance(d_var, VariableNode) or dnode is None:
+        raise TypeError("dist: expected a distribution such as tensorbridge.normal(mu, sd)")
+    if isinstance(t, VariableNode):
+        raise TypeError(
+            "target: to give a variable a prior, create it from the distribution "
+            "(mu = tb.normal(0, 10)) instead of assigning one afterwards"
+        )
+    if not t.known:
+        raise TypeError(
+            f"target: a distribution can be assigned to data only, not to a {t.kind} array "
+            f"that depends on variables"
+        )
+    if t.distribution is not None:
+        raise ValueError(f"target: {t.label()} already has a distribution")
+    if d_var.shape != t.shape:
+        from ..ops.shape import broadcast_shapes
+
+        try:
+            if broadcast_shapes(d_var.shape, t.shape) != t.shape:
+                raise ValueError
+        except Exception:
+            raise ValueError(
+                f"distribution: parameters of shape {list(d_var.shape)} do not match the "
+                f"target's shape {list(t.shape)}"
+            ) from None
+    dnode.family.check_data(dnode.param_args, t)  # discrete families refuse impossible data
+    dnode.target = t  # the placeholder variable made by normal(...) drops out of the graph
+    t.distribution = dnode
+    d_var.distribution = None

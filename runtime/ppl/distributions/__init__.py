@@ -24,6 +24,9 @@ from ...graph.model import make_distribution
 from ...graph.nodes import LazyArray
 from ...tensor import Tensor
 from . import families, sampling, special
+from .data_checks import check_data
+from .data_checks import host_values as _host
+from .data_checks import is_unknown as _unknown
 from .families import (
     Bernoulli,
     Beta,
@@ -99,20 +102,6 @@ _NATURAL = {"lognormal": (0.0, math.inf), "gamma": (0.0, math.inf),
             "chi_squared": (0.0, math.inf), "beta": (0.0, 1.0)}
 
 
-def _unknown(x: Any) -> bool:
-    return isinstance(x, LazyArray) and not x.node.known
-
-
-def _host(x: Any) -> Any:
-    from ..array_namespace import np, to_host  # NumPy, or pure-Python arrays without it
-
-    if isinstance(x, LazyArray):
-        return to_host(x.node.reference, np.float64)
-    if isinstance(x, Tensor):
-        return to_host(x, np.float64)
-    return np.asarray(x, dtype=np.float64)
-
-
 _CHECKS = {
     "positive": (lambda v: v > 0, "positive"),
     "nonnegative": (lambda v: v >= 0, "non-negative"),
@@ -137,72 +126,6 @@ def _validate(family: Any, params: dict[str, Any]) -> None:
         test, words = _CHECKS[kind]
         if not np.all(test(v)):
             raise ValueError(f"{family.name}: {name} must be {words}, got {v.tolist()}")
-
-
-def _known_host(x: Any) -> Any:
-    """Host values of a known parameter or data (a graph node, lazy array, tensor or number);
-    None when it depends on variables."""
-    from ...graph.nodes import GraphNode
-
-    if isinstance(x, GraphNode):
-        return _host(x.reference) if x.known else None
-    if _unknown(x):
-        return None
-    return _host(x)
-
-
-def _describe_bad(v: Any, bad: Any) -> str:
-    from ..array_namespace import np
-
-    shown = [float(x) for x in np.asarray(v)[np.asarray(bad)].reshape(-1)[:3].tolist()]
-    words = ", ".join(f"{x:g}" for x in shown)
-    n = int(np.sum(bad))
-    return words + (f" and {n - len(shown)} more" if n > len(shown) else "")
-
-
-def check_data(family: Any, params: dict[str, Any], value: Any) -> None:
-    """Refuse data that a discrete family cannot produce (its density there is zero): counts
-    must be non-negative whole numbers (poisson, negative_binomial), 0 or 1 (bernoulli), at most
-    ``size`` (binomial, beta_binomial), one-hot rows (categorical) or counts summing to ``size``
-    (multinomial). ``value`` is the data being given the distribution; parameters that depend
-    on variables are not checked. Raises ValueError naming ``target`` (the data argument of
-    :func:`tensorbridge.distribution`). Continuous families are not checked here (a value
-    outside their support has density zero, which the model reports when it is built)."""
-    if not getattr(family, "discrete", False):
-        return
-    from ..array_namespace import np
-
-    v = _known_host(value)
-    if v is None or v.size == 0:
-        return
-    name = family.name
-    whole = np.isfinite(v) & (np.floor(v) == v) & (v >= 0)
-    if name == "bernoulli":
-        bad, words = ~(whole & (v <= 1)), "0 or 1"
-    elif name in ("binomial", "beta_binomial"):
-        size = _known_host(params.get("size"))
-        bad, words = ~whole, "whole numbers from 0 to size"
-        if size is not None:
-            bad = bad | (v > np.broadcast_to(size, np.broadcast_shapes(size.shape, v.shape)))
-    elif name == "categorical":
-        one_hot = np.all((v == 0) | (v == 1), axis=-1) & (np.sum(v, axis=-1) == 1)
-        if not np.all(one_hot):
-            raise ValueError(f"target: {name} data must be one-hot rows (one 1 and otherwise 0 "
-                             f"along the last dimension); {int(np.sum(~one_hot))} row(s) are not")
-        return
-    elif name == "multinomial":
-        rows = np.all(whole, axis=-1)
-        size = _known_host(params.get("size"))
-        if size is not None:
-            rows = rows & (np.sum(v, axis=-1) == np.reshape(size, np.shape(size)))
-        if not np.all(rows):
-            raise ValueError(f"target: {name} data must be rows of non-negative whole counts "
-                             f"summing to size; {int(np.sum(~rows))} row(s) are not")
-        return
-    else:
-        bad, words = ~whole, "non-negative whole numbers (counts)"
-    if np.any(bad):
-        raise ValueError(f"target: {name} data must be {words}, got {_describe_bad(v, bad)}")
 
 
 def _truncate(family: Any, truncation: Any) -> Any:

@@ -36,6 +36,7 @@ from ...graph.bijectors import (
 from ...graph.families import Family
 from ...tensor import Tensor
 from . import sampling as smp
+from .data_checks import check_data
 from .special import (
     HALF_LOG_2PI,
     LOG_2,
@@ -855,7 +856,14 @@ class Truncated(Univariate):
 # ================================================================================================
 # discrete
 # ================================================================================================
-class _Discrete(Univariate):
+class _ChecksData:
+    """A discrete family: ``distribution(y, ...)`` refuses data it cannot produce."""
+
+    def check_data(self, params: dict[str, Any], value: Any) -> None:
+        check_data(self, params, value)
+
+
+class _Discrete(_ChecksData, Univariate):
     discrete = True
 
     def support(self, **params: Any) -> Constraint:
@@ -993,7 +1001,7 @@ def _event_shape_error(name: str, detail: str) -> ValueError:
     return ValueError(f"{name}: {detail}")
 
 
-class Categorical(_Multivariate):
+class Categorical(_ChecksData, _Multivariate):
     """One draw from K categories with probabilities ``prob`` (normalised along the last
     axis); values are one-hot vectors along the last axis, as in greta."""
 
@@ -1029,7 +1037,7 @@ class Categorical(_Multivariate):
         return p * (1.0 - p)
 
 
-class Multinomial(_Multivariate):
+class Multinomial(_ChecksData, _Multivariate):
     """Counts of ``size`` draws over K categories with probabilities ``prob`` (normalised
     along the last axis)."""
 

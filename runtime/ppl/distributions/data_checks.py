@@ -1,0 +1,91 @@
+"""What data a family can produce: ``check_data`` refuses data a discrete family's density is zero
+at, when ``distribution(y, ...)`` assigns it (the catalogue's families call it from their
+``check_data``, which ``graph.model.distribution`` calls), and the host values of known
+parameters and data that the catalogue's argument checks read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...graph.nodes import GraphNode, LazyArray
+from ...tensor import Tensor
+
+__all__ = ["check_data", "host_values", "is_unknown", "known_host_values"]
+
+
+def is_unknown(x: Any) -> bool:
+    return isinstance(x, LazyArray) and not x.node.known
+
+
+def host_values(x: Any) -> Any:
+    from ..array_namespace import np, to_host  # NumPy, or pure-Python arrays without it
+
+    if isinstance(x, LazyArray):
+        return to_host(x.node.reference, np.float64)
+    if isinstance(x, Tensor):
+        return to_host(x, np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+def known_host_values(x: Any) -> Any:
+    """Host values of a known parameter or data (a graph node, lazy array, tensor or number);
+    None when it depends on variables."""
+    if isinstance(x, GraphNode):
+        return host_values(x.reference) if x.known else None
+    if is_unknown(x):
+        return None
+    return host_values(x)
+
+
+def _describe_bad(v: Any, bad: Any) -> str:
+    from ..array_namespace import np
+
+    shown = [float(x) for x in np.asarray(v)[np.asarray(bad)].reshape(-1)[:3].tolist()]
+    words = ", ".join(f"{x:g}" for x in shown)
+    n = int(np.sum(bad))
+    return words + (f" and {n - len(shown)} more" if n > len(shown) else "")
+
+
+def check_data(family: Any, params: dict[str, Any], value: Any) -> None:
+    """Refuse data that a discrete family cannot produce (its density there is zero): counts
+    must be non-negative whole numbers (poisson, negative_binomial), 0 or 1 (bernoulli), at most
+    ``size`` (binomial, beta_binomial), one-hot rows (categorical) or counts summing to ``size``
+    (multinomial). ``value`` is the data being given the distribution; parameters that depend
+    on variables are not checked. Raises ValueError naming ``target`` (the data argument of
+    :func:`tensorbridge.distribution`). Continuous families are not checked here (a value
+    outside their support has density zero, which the model reports when it is built)."""
+    if not getattr(family, "discrete", False):
+        return
+    from ..array_namespace import np
+
+    v = known_host_values(value)
+    if v is None or v.size == 0:
+        return
+    name = family.name
+    whole = np.isfinite(v) & (np.floor(v) == v) & (v >= 0)
+    if name == "bernoulli":
+        bad, words = ~(whole & (v <= 1)), "0 or 1"
+    elif name in ("binomial", "beta_binomial"):
+        size = known_host_values(params.get("size"))
+        bad, words = ~whole, "whole numbers from 0 to size"
+        if size is not None:
+            bad = bad | (v > np.broadcast_to(size, np.broadcast_shapes(size.shape, v.shape)))
+    elif name == "categorical":
+        one_hot = np.all((v == 0) | (v == 1), axis=-1) & (np.sum(v, axis=-1) == 1)
+        if not np.all(one_hot):
+            raise ValueError(f"target: {name} data must be one-hot rows (one 1 and otherwise 0 "
+                             f"along the last dimension); {int(np.sum(~one_hot))} row(s) are not")
+        return
+    elif name == "multinomial":
+        rows = np.all(whole, axis=-1)
+        size = known_host_values(params.get("size"))
+        if size is not None:
+            rows = rows & (np.sum(v, axis=-1) == np.reshape(size, np.shape(size)))
+        if not np.all(rows):
+            raise ValueError(f"target: {name} data must be rows of non-negative whole counts "
+                             f"summing to size; {int(np.sum(~rows))} row(s) are not")
+        return
+    else:
+        bad, words = ~whole, "non-negative whole numbers (counts)"
+    if np.any(bad):
+        raise ValueError(f"target: {name} data must be {words}, got {_describe_bad(v, bad)}")
