@@ -142,6 +142,9 @@ class Layer:
     """
 
     _call_takes_training: bool | None = None
+    # a Model (a layer holding layers): serialization names its weights under its name and
+    # rebuilds it from its own config
+    _is_model = False
 
     def __init__(self, *, name: str | None = None, trainable: bool = True, dtype: Any = None,
                  input_shape: Any = None, batch_input_shape: Any = None,

@@ -13,7 +13,8 @@ from typing import Any
 from .. import dtypes as D
 from ..tensor import Tensor
 
-__all__ = ["Batches", "as_host", "num_samples", "split_tail", "structure", "take", "to_backend"]
+__all__ = ["Batches", "as_host", "host_dtype", "num_samples", "split_tail", "structure", "take",
+           "to_backend"]
 
 
 def _np() -> Any:
@@ -127,3 +128,12 @@ class Batches:
             perm = np.asarray(perm, dtype=np.int64)
         for start in range(0, n, bs):
             yield perm[start:start + bs]
+
+
+def host_dtype(arr: Any) -> D.DType:
+    """The runtime dtype of a tensor or a host (NumPy) array."""
+    if isinstance(arr, Tensor):
+        return arr.dtype
+    from ..backends.numpy_backend import numpy_dtype_to_runtime
+
+    return numpy_dtype_to_runtime(arr.dtype)

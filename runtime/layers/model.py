@@ -32,6 +32,15 @@ from .callbacks import CallbackList, History, ProgbarLogger
 from .executor import GraphExecutor
 from .input_layer import InputLayer
 from .progress import resolve_verbose
+from .serialization import (
+    deserialize_layer,
+    load_weights,
+    model_topology,
+    save_model,
+    save_weights,
+    serialize_layer,
+)
+from .summary import format_summary
 from .symbolic import SymbolicTensor, format_shape
 from .training import Trainer, compiled_per_backend
 from .variables import substitute
@@ -46,6 +55,9 @@ def _as_list(x: Any) -> list[Any]:
 @register_layer
 class Model(Layer):
     """A graph of layers from symbolic ``inputs`` to ``outputs`` (each one tensor or a list)."""
+
+    _is_model = True
+    _is_sequential = False  # summary: a Sequential lists its layers without the input layer
 
     def __init__(self, inputs: Any = None, outputs: Any = None, name: str | None = None,
                  trainable: bool = True, **kwargs: Any) -> None:
@@ -457,7 +469,7 @@ class Model(Layer):
         cb = CallbackList(cbs, model=self, params=params)
         be = self._backend()
         in_dt = [t.dtype for t in self.inputs]
-        y_dt = [None if a is None else _host_dtype(a) for a in ys]
+        y_dt = [None if a is None else _data.host_dtype(a) for a in ys]
         w_dt = [self._float_dtype()] * len(sws)
         metrics = [m for _, m in trainer.metrics]
         self.stop_training = False
@@ -504,7 +516,7 @@ class Model(Layer):
         n = _data.num_samples(xs, "evaluate")
         be = self._backend()
         in_dt = [t.dtype for t in self.inputs]
-        y_dt = [None if a is None else _host_dtype(a) for a in ys]
+        y_dt = [None if a is None else _data.host_dtype(a) for a in ys]
         w_dt = [self._float_dtype()] * len(sws)
         metrics = [m for _, m in trainer.metrics]
         for m in metrics:
@@ -601,7 +613,7 @@ class Model(Layer):
         idx = slice(0, n)
         loss, stats = trainer.train_batch(
             self._batch(xs, idx, [t.dtype for t in self.inputs], be),
-            self._batch(ys, idx, [None if a is None else _host_dtype(a) for a in ys], be),
+            self._batch(ys, idx, [None if a is None else _data.host_dtype(a) for a in ys], be),
             self._batch(sws, idx, [self._float_dtype()] * len(sws), be))
         if not trainer.metrics:
             return float(loss)
@@ -615,31 +627,21 @@ class Model(Layer):
     def summary(self, print_fn: Any = None, line_length: int | None = None) -> None:
         """Print a table of the layers with output shapes (``None``: the batch dimension) and
         parameter counts."""
-        from .summary import format_summary
-
         text = format_summary(self, line_length)
         (print_fn or print)(text)
 
     def summary_text(self, line_length: int | None = None) -> str:
-        from .summary import format_summary
-
         return format_summary(self, line_length)
 
     def save(self, path: Any, include_optimizer: bool = True, overwrite: bool = True) -> None:
         """Save architecture, weights (and optimizer state, training config) to a directory or,
         for a path ending in ``.zip``, one zip file. See ``serialization.py`` for the format."""
-        from .serialization import save_model
-
         save_model(self, path, include_optimizer=include_optimizer, overwrite=overwrite)
 
     def save_weights(self, path: Any, overwrite: bool = True) -> None:
-        from .serialization import save_weights
-
         save_weights(self, path, overwrite=overwrite)
 
     def load_weights(self, path: Any, by_name: bool = False) -> None:
-        from .serialization import load_weights
-
         load_weights(self, path, by_name=by_name)
 
     def get_weights(self) -> list[Any]:
@@ -655,8 +657,6 @@ class Model(Layer):
     def to_json(self) -> str:
         import json
 
-        from .serialization import model_topology
-
         return json.dumps(model_topology(self))
 
     # -- config ---------------------------------------------------------------------------------
@@ -664,8 +664,6 @@ class Model(Layer):
         """Keras-style functional config: layers with their inbound nodes, input and output
         layers (``[layer_name, node_index, tensor_index]``)."""
         ex = self._require_graph()
-        from .serialization import serialize_layer
-
         node_ids: dict[int, int] = {}  # id(node) -> index among the layer's nodes in this model
         per_layer: dict[int, int] = {}
         model_nodes = [n for lay in ex.layers for n in lay._inbound_nodes]
@@ -695,8 +693,6 @@ class Model(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Model:
-        from .serialization import deserialize_layer
-
         created: dict[str, Layer] = {}
         outputs_of: dict[tuple[str, int], list[SymbolicTensor]] = {}
         pending: list[tuple[Layer, list[Any]]] = []
@@ -744,14 +740,6 @@ def _all_nodes(ex: GraphExecutor) -> list[Any]:
     from .executor import topological_nodes
 
     return topological_nodes(ex.outputs)
-
-
-def _host_dtype(arr: Any) -> D.DType:
-    if isinstance(arr, Tensor):
-        return arr.dtype
-    from ..backends.numpy_backend import numpy_dtype_to_runtime
-
-    return numpy_dtype_to_runtime(arr.dtype)
 
 
 def _check_class_ids(arr: Any, n_classes: Any, what: str) -> None:

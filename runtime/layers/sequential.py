@@ -10,7 +10,8 @@ from ..tensor import Tensor
 from . import data as _data
 from .base import Layer, register_layer, unique_name
 from .input_layer import InputLayer
-from .model import Model, _host_dtype
+from .model import Model
+from .serialization import deserialize_layer, serialize_layer
 from .symbolic import SymbolicTensor
 
 __all__ = ["Sequential"]
@@ -25,6 +26,8 @@ class Sequential(Model):
     ``input_shape``, from a leading ``tb.layers.input(...)``, or from the first data given to
     ``fit``/``predict``/a call.
     """
+
+    _is_sequential = True
 
     def __init__(self, layers: Sequence[Any] | None = None, name: str | None = None,
                  trainable: bool = True, **kwargs: Any) -> None:
@@ -97,7 +100,7 @@ class Sequential(Model):
         else:
             arr = _data.as_host(first, D.float64, "x") if not hasattr(first, "dtype") else first
             shape = tuple(arr.shape)
-            dtype = _host_dtype(arr) if hasattr(arr, "dtype") else D.float32
+            dtype = _data.host_dtype(arr) if hasattr(arr, "dtype") else D.float32
         self._input_layer = InputLayer(batch_input_shape=(None, *shape[1:]),
                                        dtype=_first_input_dtype(self._stack[0], dtype),
                                        name=unique_name("input"))
@@ -115,8 +118,6 @@ class Sequential(Model):
         self._rebuild()
 
     def get_config(self) -> dict[str, Any]:
-        from .serialization import serialize_layer
-
         layers = []
         for i, layer in enumerate(self._stack):
             entry = serialize_layer(layer)
@@ -130,8 +131,6 @@ class Sequential(Model):
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Sequential:
-        from .serialization import deserialize_layer
-
         model = cls(name=config.get("name"), trainable=config.get("trainable", True))
         for i, spec in enumerate(config["layers"]):
             spec = {"class_name": spec["class_name"], "config": dict(spec["config"])}

@@ -91,9 +91,7 @@ def deserialize_layer(spec: dict[str, Any]) -> Layer:
     config = dict(spec.get("config") or {})
     if not isinstance(cls, type) or not hasattr(cls, "from_config"):
         raise ValueError(f"cannot deserialize {name!r}")
-    from .model import Model
-
-    if issubclass(cls, Model):
+    if getattr(cls, "_is_model", False):  # a model rebuilds itself from its config
         return cls.from_config(config)
     accepted = _accepted_args(cls)
     if accepted is not None:
@@ -132,12 +130,10 @@ def model_topology(model: Any) -> dict[str, Any]:
 def weight_names(model: Any, prefix: str = "") -> list[tuple[str, Any]]:
     """``(name, variable)`` for every weight in ``model.weights`` order; weights of a nested
     model are prefixed with its name so names stay unique."""
-    from .model import Model
-
     out: list[tuple[str, Any]] = []
     seen: set[int] = set()
     for layer in model.layers:
-        if isinstance(layer, Model):
+        if layer._is_model:
             pairs = weight_names(layer, f"{prefix}{layer.name}/")
         else:
             pairs = [(f"{prefix}{w.name}", w) for w in layer.weights]

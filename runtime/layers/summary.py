@@ -40,10 +40,8 @@ def _is_chain(model: Any) -> bool:
 
 
 def format_summary(model: Any, line_length: int | None = None) -> str:
-    from .sequential import Sequential
-
     model._require_graph()
-    sequential = isinstance(model, Sequential)
+    sequential = model._is_sequential
     connected = not sequential and not _is_chain(model)
     cols = ["Layer (type)", "Output Shape", "Param #"] + (["Connected to"] if connected else [])
     rows: list[list[str]] = []
