@@ -1,5 +1,5 @@
-"""The interface every distribution family implements, and the families the graph layer itself
-needs. Issue #7 grows the full catalogue on this interface.
+"""The interface every distribution family implements; the catalogue of families is
+``ppl.distributions``.
 
 A family is stateless: parameters arrive as tensors at evaluation time, so one family object
 serves every node and every batch of parameter values.
@@ -7,15 +7,11 @@ serves every node and every batch of parameter values.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from .. import ops
 from .bijectors import Constraint, real
 
-__all__ = ["Family", "Normal"]
-
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+__all__ = ["Family"]
 
 
 class Family:
@@ -50,16 +46,3 @@ class Family:
 
     def __repr__(self) -> str:
         return f"<family {self.name}>"
-
-
-class Normal(Family):
-    name = "normal"
-    param_names = ("mean", "sd")
-
-    def log_prob(self, value: Any, *, mean: Any, sd: Any) -> Any:
-        z = (value - mean) / sd
-        return -0.5 * z * z - ops.log(sd) - _HALF_LOG_2PI
-
-    def sample(self, generator: Any, shape: tuple[int, ...], /, *, mean: Any, sd: Any) -> Any:
-        z = generator.normal(shape, dtype="float64")
-        return mean + sd * z
