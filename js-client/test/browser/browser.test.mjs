@@ -5,13 +5,11 @@
 // COOP/COEP serves page_async.html: callbacks through awaited promises.
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { serve } from "../../scripts/serve.mjs";
+import { launchChromium } from "./chromium.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const outDir = path.resolve(new URL("../../test-results/", import.meta.url).pathname);
 let server, plainServer, context, base, plainBase;
 
@@ -20,12 +18,7 @@ before(async () => {
   base = `http://127.0.0.1:${server.address().port}`;
   plainServer = await serve({ port: 0, isolation: false });
   plainBase = `http://127.0.0.1:${plainServer.address().port}`;
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "tb-chromium-"));
-  context = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM, headless: true,
-    args: ["--js-flags=--expose-gc", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--no-first-run", "--no-default-browser-check"],
-  });
+  context = await launchChromium(["--js-flags=--expose-gc"]);
   fs.mkdirSync(outDir, { recursive: true });
 });
 

@@ -5,25 +5,17 @@
 // view() of tensor data stays valid when the WASM heap grows.
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { serve } from "../../scripts/serve.mjs";
+import { launchChromium } from "./chromium.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const DIR = new URL("../../../tests/conformance/", import.meta.url);
 let server, context, base;
 
 before(async () => {
   server = await serve({ port: 0 });
   base = `http://127.0.0.1:${server.address().port}`;
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "tb-chromium-"));
-  context = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-      "--no-default-browser-check"],
-  });
+  context = await launchChromium();
 });
 
 after(async () => {

@@ -5,14 +5,12 @@
 // A second server without COOP/COEP checks that events arrive on a page that is not isolated.
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { serve } from "../../scripts/serve.mjs";
+import { launchChromium } from "./chromium.mjs";
 import { inputsAndPredictions, modelFromR } from "../node/model_fixture.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 let server, plainServer, context, base, plainBase;
 
 before(async () => {
@@ -20,12 +18,7 @@ before(async () => {
   base = `http://127.0.0.1:${server.address().port}`;
   plainServer = await serve({ port: 0, isolation: false });
   plainBase = `http://127.0.0.1:${plainServer.address().port}`;
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "tb-chromium-"));
-  context = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-      "--no-default-browser-check"],
-  });
+  context = await launchChromium();
 });
 
 after(async () => {
