@@ -26,31 +26,45 @@ _W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _MASK32 = 0xFFFFFFFF
 
 
-def _philox_numpy(key: tuple[int, int], start: int, nblocks: int) -> Any:
-    """uint32 array of 4 * nblocks words for counters start .. start + nblocks - 1."""
+def _philox_numpy(key: Any, start: int, nblocks: int, c2: int = 0, c3: int = 0) -> Any:
+    """uint32 words of blocks ``start .. start + nblocks - 1`` (counter ``(block, c2, c3)``).
+
+    ``key``: a pair of ints (returns ``4 * nblocks`` words) or a ``(streams, 2)`` array of
+    keys, one stream each (returns ``(streams, 4 * nblocks)``, vectorised across streams).
+    """
     import numpy as np
 
-    ctr = np.arange(start, start + nblocks, dtype=np.uint64)
-    c0 = ctr & np.uint64(_MASK32)
-    c1 = ctr >> np.uint64(32)
-    c2 = np.zeros(nblocks, dtype=np.uint64)
-    c3 = np.zeros(nblocks, dtype=np.uint64)
-    k0, k1 = key
-    m0, m1, mask = np.uint64(_M0), np.uint64(_M1), np.uint64(_MASK32)
-    s32 = np.uint64(32)
+    u64 = np.uint64
+    keys = np.asarray(key, dtype=u64)
+    k0, k1 = keys[..., 0:1], keys[..., 1:2]  # (1,) for a pair, (streams, 1) for an array
+    ctr = np.arange(start, start + nblocks, dtype=u64)
+    shape = (*k0.shape[:-1], nblocks)
+    c0 = np.broadcast_to(ctr & u64(_MASK32), shape)
+    c1 = np.broadcast_to(ctr >> u64(32), shape)
+    c2a = np.full(shape, c2, dtype=u64)
+    c3a = np.full(shape, c3, dtype=u64)
+    m0, m1, mask, s32 = u64(_M0), u64(_M1), u64(_MASK32), u64(32)
     for _ in range(10):
         p0 = m0 * c0
-        p1 = m1 * c2
-        c0, c1, c2, c3 = (
-            (p1 >> s32) ^ c1 ^ np.uint64(k0),
-            p1 & mask,
-            (p0 >> s32) ^ c3 ^ np.uint64(k1),
-            p0 & mask,
-        )
-        k0 = (k0 + _W0) & _MASK32
-        k1 = (k1 + _W1) & _MASK32
-    out = np.stack([c0, c1, c2, c3], axis=1).astype(np.uint32)
-    return out.reshape(-1)
+        p1 = m1 * c2a
+        c0, c1, c2a, c3a = (p1 >> s32) ^ c1 ^ k0, p1 & mask, (p0 >> s32) ^ c3a ^ k1, p0 & mask
+        k0 = (k0 + u64(_W0)) & mask
+        k1 = (k1 + u64(_W1)) & mask
+    return np.stack([c0, c1, c2a, c3a], axis=-1).astype(np.uint32).reshape(
+        *shape[:-1], 4 * nblocks)
+
+
+def _uniform53(words: Any) -> Any:
+    """Doubles in [0, 1) from pairs of words (the last axis): ``((w0 >> 5) * 2**26 + (w1 >> 6))
+    * 2**-53``; a NumPy array of words or a list."""
+    if isinstance(words, list):
+        return [((words[k] >> 5) * 67108864.0 + (words[k + 1] >> 6)) * 2.0**-53
+                for k in range(0, len(words) - 1, 2)]
+    import numpy as np
+
+    a = (words[..., 0::2] >> np.uint32(5)).astype(np.float64)
+    b = (words[..., 1::2] >> np.uint32(6)).astype(np.float64)
+    return (a * 67108864.0 + b) * 2.0**-53
 
 
 def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tuple[int, ...]:
@@ -66,10 +80,11 @@ def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tupl
     return c0, c1, c2, c3
 
 
-def _philox_python(key: tuple[int, int], start: int, nblocks: int) -> list[int]:
+def _philox_python(key: tuple[int, int], start: int, nblocks: int, c2: int = 0,
+                   c3: int = 0) -> list[int]:
     out: list[int] = []
     for i in range(start, start + nblocks):
-        out.extend(philox4x32((i & _MASK32, (i >> 32) & _MASK32, 0, 0), key))
+        out.extend(philox4x32((i & _MASK32, (i >> 32) & _MASK32, c2, c3), key))
     return out
 
 
@@ -174,15 +189,7 @@ class Generator:
     def _uniform_host(self, n: int, dtype: D.DType) -> Any:
         """n floats in [0, 1) as a NumPy float64 array (or a list)."""
         if dtype is D.float64:
-            w = self._words(2 * n)
-            if _has_numpy():
-                import numpy as np
-
-                a = (w[0::2] >> np.uint32(5)).astype(np.float64)
-                b = (w[1::2] >> np.uint32(6)).astype(np.float64)
-                return (a * 67108864.0 + b) / 9007199254740992.0
-            return [((w[2 * i] >> 5) * 67108864.0 + (w[2 * i + 1] >> 6)) / 9007199254740992.0
-                    for i in range(n)]
+            return _uniform53(self._words(2 * n))
         w = self._words(n)
         if _has_numpy():
             import numpy as np

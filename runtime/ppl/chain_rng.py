@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..random import _philox_js, philox4x32
+from ..random import _philox_js, _philox_numpy, _philox_python, _uniform53, philox4x32
 from .array_namespace import np as _default_np
 
 try:
@@ -51,8 +51,6 @@ __all__ = ["ChainStreams", "chain_key", "chain_rng", "fresh_seed", "restart"]
 PURPOSE_TRANSITION, PURPOSE_STEP_SEARCH, PURPOSE_INIT = 0, 1, 2
 KEY_TAG = 0x6B657973  # "keys": the counter word that derives chain keys from the seed
 _MASK32 = 0xFFFFFFFF
-_M0, _M1 = 0xD2511F53, 0xCD9E8D57
-_W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _TWO_PI = 2.0 * math.pi
 
 
@@ -71,43 +69,10 @@ def chain_key(seed: int, chain: int) -> tuple[int, int]:
     return w[0], w[1]
 
 
-def _words_numpy(keys: Any, start: int, nblocks: int, c2: int, c3: int) -> Any:
-    """uint32 words ``(chains, 4 * nblocks)`` for blocks ``start ..`` of every chain's stream."""
-    np = numpy
-    u64 = np.uint64
-    ctr = np.arange(start, start + nblocks, dtype=u64)[None, :]
-    b = keys.shape[0]
-    c0 = np.broadcast_to(ctr & u64(_MASK32), (b, nblocks))
-    c1 = np.broadcast_to(ctr >> u64(32), (b, nblocks))
-    c2a = np.full((b, nblocks), c2, dtype=u64)
-    c3a = np.full((b, nblocks), c3, dtype=u64)
-    k0 = keys[:, 0:1].astype(u64)
-    k1 = keys[:, 1:2].astype(u64)
-    m0, m1, mask, s32 = u64(_M0), u64(_M1), u64(_MASK32), u64(32)
-    w0, w1 = u64(_W0), u64(_W1)
-    for _ in range(10):
-        p0 = m0 * c0
-        p1 = m1 * c2a
-        c0, c1, c2a, c3a = (p1 >> s32) ^ c1 ^ k0, p1 & mask, (p0 >> s32) ^ c3a ^ k1, p0 & mask
-        k0 = (k0 + w0) & mask
-        k1 = (k1 + w1) & mask
-    return np.stack([c0, c1, c2a, c3a], axis=2).reshape(b, 4 * nblocks)
-
-
 def _words_python(key: tuple[int, int], start: int, nblocks: int, c2: int,
                   c3: int) -> list[int]:
     fast = _philox_js(key, start, nblocks, c2, c3)  # Pyodide: the same words from JavaScript
-    if fast is not None:
-        return fast
-    out: list[int] = []
-    for i in range(start, start + nblocks):
-        out.extend(philox4x32((i & _MASK32, (i >> 32) & _MASK32, c2, c3), key))
-    return out
-
-
-def _doubles(words: Sequence[int]) -> list[float]:
-    return [((words[k] >> 5) * 67108864.0 + (words[k + 1] >> 6)) * 2.0**-53
-            for k in range(0, len(words) - 1, 2)]
+    return fast if fast is not None else _philox_python(key, start, nblocks, c2, c3)
 
 
 def _box_muller(u: Sequence[float], m: int) -> list[float]:
@@ -155,14 +120,12 @@ class ChainStreams:
         nblocks = max(self._CHUNK, (m - have + 1) // 2)
         start, self._block = self._block, self._block + nblocks
         if self._native:
-            w = _words_numpy(self._key_array, start, nblocks, self._c2, self._c3)
-            u = ((w[:, 0::2] >> numpy.uint64(5)).astype(numpy.float64) * 67108864.0
-                 + (w[:, 1::2] >> numpy.uint64(6)).astype(numpy.float64)) * 2.0**-53
+            u = _uniform53(_philox_numpy(self._key_array, start, nblocks, self._c2, self._c3))
             self._pending = numpy.concatenate([self._pending, u], axis=1)
         else:
             for c, key in enumerate(self.keys):
-                self._pending[c].extend(_doubles(_words_python(key, start, nblocks, self._c2,
-                                                               self._c3)))
+                self._pending[c].extend(_uniform53(_words_python(key, start, nblocks, self._c2,
+                                                                 self._c3)))
 
     def _take(self, m: int) -> Any:
         """The next ``m`` uniforms of every chain: ``(b, m)`` (NumPy) or ``b`` lists."""
