@@ -68,6 +68,9 @@ float32 = DType("float32", 4, "f", 3)
 float64 = DType("float64", 8, "f", 4)
 
 DTYPES: dict[str, DType] = {d.name: d for d in (bool_, int32, int64, float32, float64)}
+# The values each integer dtype holds (by name: also a backend's storage dtype, e.g. TF.js's)
+INT_RANGE: dict[str, tuple[int, int]] = {"int32": (-(2**31), 2**31 - 1),
+                                         "int64": (-(2**63), 2**63 - 1)}
 _BY_RANK = sorted(DTYPES.values(), key=lambda d: d.rank)
 _ALIASES = {"bool_": bool_, "float": float32, "int": int32, "double": float64, "logical": bool_}
 

@@ -15,6 +15,7 @@ from ..autodiff import core as _core
 from ..autodiff.core import Primitive, Tracer, bind
 from ..errors import BackendMismatchError, ShapeError
 from ..tensor import Tensor
+from .creation import _numpy_or_none
 from .dispatch import as_tensor, binary_impl, is_scalar, kernel_impl, unary_impl
 from .elementwise import _PRIMS as _UNARY_PRIMS
 from .elementwise import cast, floor, log, logical_not
@@ -125,33 +126,21 @@ def _binary(name: str, prim: Primitive, kind: str) -> Callable[[Any, Any], Tenso
 _EXACT: dict[str, Callable[[Any, Any], Any]] = {
     "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
     "power": operator.pow}
-_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
-def _host_values(v: Any) -> Any:
+def _host_values(v: Any, np: Any) -> Any:
     if not isinstance(v, Tensor):
         return v
-    np = _numpy()
     return v.numpy() if np is not None else v.tolist()
-
-
-def _numpy() -> Any:
-    try:
-        import numpy
-
-        return numpy
-    except ImportError:  # Pyodide without NumPy: exact Python ints below
-        return None
 
 
 def _check_int_overflow(name: str, x: Any, y: Any, dtype: D.DType, backend: Any) -> None:
     # a backend may store a dtype narrower (TF.js keeps int64 as int32): its range is the bound
-    storage = getattr(backend, "storage_dtype", None)
-    lo, hi = _INT_RANGE[storage(dtype) if storage is not None and storage(dtype) in _INT_RANGE
-                        else dtype.name]
+    storage = getattr(backend, "storage_dtype", lambda dt: dt.name)(dtype)
+    lo, hi = D.INT_RANGE.get(storage, D.INT_RANGE[dtype.name])
     fn = _EXACT[name]
-    xv, yv = _host_values(x), _host_values(y)
-    np = _numpy()
+    np = _numpy_or_none()
+    xv, yv = _host_values(x, np), _host_values(y, np)
     if np is not None:
         # int32 is exact in int64; int64 is checked in float64, which can only err (raise)
         # for results within 2**10 of the limit

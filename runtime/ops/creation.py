@@ -90,14 +90,11 @@ def _numpy_dtype(arr: Any) -> DType:
     return numpy_dtype_to_runtime(arr.dtype)
 
 
-_INT_RANGE = {"int32": (-_INT32_MAX - 1, _INT32_MAX), "int64": (-(2**63), 2**63 - 1)}
-
-
 def _check_fits(values: Any, dt: DType) -> None:
     """An integer dtype takes values in its range only: never a wrapped number."""
     if dt.kind != "i":
         return
-    lo, hi = _INT_RANGE[dt.name]
+    lo, hi = D.INT_RANGE[dt.name]
     for v in values:
         if isinstance(v, bool):
             continue
