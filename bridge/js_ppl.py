@@ -241,6 +241,6 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
         opts["callback"] = callback
         opts["should_stop"] = lambda: bool(aborted(ch))
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="mcmc: interrupted")  # JS sees .interrupted
+        warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)  # JS: .interrupted
         draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
     return draws_result(draws)

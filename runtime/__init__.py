@@ -39,6 +39,7 @@ from .errors import (
     DisposedTensorError,
     MissingKernelError,
     NonDifferentiableError,
+    SamplingInterrupted,
     ShapeError,
     TensorBridgeError,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "MissingKernelError",
     "NonDifferentiableError",
     "Primitive",
+    "SamplingInterrupted",
     "ShapeError",
     "Tensor",
     "TensorBridgeError",

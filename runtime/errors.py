@@ -8,6 +8,7 @@ __all__ = [
     "DisposedTensorError",
     "MissingKernelError",
     "NonDifferentiableError",
+    "SamplingInterrupted",
     "ShapeError",
     "TensorBridgeError",
 ]
@@ -47,3 +48,9 @@ class DisposedTensorError(TensorBridgeError, RuntimeError):
 
 class NonDifferentiableError(TensorBridgeError, TypeError):
     """Differentiation reached an op (or an input) that has no derivative rule."""
+
+
+class SamplingInterrupted(RuntimeWarning):
+    """``mcmc`` was interrupted and returned the draws taken so far (``Draws.interrupted``).
+    A category of its own so that a front door that reports interrupts itself (R, JS, the
+    parent of worker processes) filters exactly this warning and no other."""

@@ -306,7 +306,7 @@ def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin:
     with warnings.catch_warnings():
         # R warns about an interrupt itself; every other warning (staging falling back to
         # eager, ...) reaches the user
-        warnings.filterwarnings("ignore", message="mcmc: interrupted")
+        warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)
         return tb.mcmc(m, n_samples=int(n_samples), warmup=int(warmup), chains=int(chains),
                        sampler=sampler, initial_values=_initial_values(m, initial_values),
                        seed=int(seed), thin=int(thin), progress=False, callback=callback,

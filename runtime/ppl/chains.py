@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import SamplingInterrupted
 from ..interrupts import safe_point
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
 from .adaptation import regularised_variance as _reg_var
@@ -180,7 +181,7 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
         interrupted = True
     if interrupted:
         warnings.warn(f"mcmc: interrupted at iteration {i + 1} of {total}; returning the "
-                      f"{len(kept_q)} draws taken so far", RuntimeWarning, stacklevel=3)
+                      f"{len(kept_q)} draws taken so far", SamplingInterrupted, stacklevel=3)
     free = (np.stack(kept_q, axis=1) if kept_q else np.zeros((chains, 0, n)))
     stats = {k: (np.stack(v, axis=1) if v else np.zeros((chains, 0))) for k, v in
              kept_stats.items()}

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.core import Primitive, Tracer
+from ..errors import SamplingInterrupted
 from ..interrupts import safe_point
 from ..tensor import Tensor
 from .chains import Progress, run_chains
@@ -183,15 +184,12 @@ def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
         # the user sees the workers' warnings (staging falling back to eager...) in the parent;
         # an interrupt is reported there once, for all workers
         relay = [(w.category, str(w.message)) for w in caught
-                 if not str(w.message).startswith(_INTERRUPTED)]
+                 if not issubclass(w.category, SamplingInterrupted)]
         if relay:
             out.put(("warnings", wid, relay))
         out.put(("done", wid, (d.values, d.free, d.stats, d.warmup, d.interrupted)))
     except BaseException:
         out.put(("error", wid, traceback.format_exc()))
-
-
-_INTERRUPTED = "mcmc: interrupted"
 
 
 def _rewarn(caught: list[tuple[type, str]], relayed: set[tuple[type, str]]) -> None:
@@ -343,5 +341,5 @@ def _merge(parts: list[tuple], total: int, stopped: bool) -> Draws:
     interrupted = stopped or any(p[4] for p in parts)
     if interrupted:
         warnings.warn(f"mcmc: interrupted; returning the {n} draws per chain taken so far "
-                      f"(of {total} iterations)", RuntimeWarning, stacklevel=4)
+                      f"(of {total} iterations)", SamplingInterrupted, stacklevel=4)
     return Draws(values, free, stats, warmup=warmup, interrupted=interrupted)
