@@ -17,6 +17,9 @@ R_DEBS := r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-coda r
 	r-cran-jsonlite
 R_ENV  := TENSORBRIDGE_PYTHON=$(CURDIR)/$(PY) TENSORBRIDGE_REQUIRE_PYTHON=1
 RPY2   := RPY2_CFFI_MODE=API
+# apt waits for a dpkg lock held by another install (unattended upgrades, a parallel make)
+# instead of failing at once
+APT    := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600
 
 .PHONY: demo demo-python test test-python test-numpy2 test-js test-browser test-r js lint bench bench-r \
 	setup setup-test clean
@@ -54,8 +57,8 @@ test-numpy2: $(VENV2)/.test-deps
 ## test-r: install the R package, R CMD check it, run testthat (also under two forced OpenBLAS
 ## kernel families) and the rpy2-hosted pytest suite
 $(VENV)/.r-deps: $(VENV)/.test-deps pyproject.toml
-	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(R_DEBS); }
+	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { $(APT) update -qq && \
+	  $(APT) install -y -qq --no-install-recommends $(R_DEBS); }
 	$(RPY2) $(PIP) install $(NUMPY1) -e ".[dev,tensorflow,r]"
 	touch $@
 
@@ -70,12 +73,12 @@ $(JS)/node_modules/.stamp: $(JS)/package.json $(JS)/package-lock.json
 	touch $@
 
 $(JS)/dist/build-info.json: $(JS)/node_modules/.stamp $(VENV)/.demo-deps pyproject.toml \
-		$(JS)/scripts/build.mjs $(shell find runtime bridge package -name '*.py')
+		$(JS)/scripts/build.mjs $(shell find runtime bridge package -name '*.py' -o -name '*.js')
 	cd $(JS) && PYTHON=$(abspath $(PY)) node scripts/build.mjs
 
 /usr/bin/chromium:
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	$(APT) update -qq
+	$(APT) install -y -q --no-install-recommends \
 		chromium fonts-dejavu-core
 
 test-js: js
@@ -109,8 +112,8 @@ $(VENV)/.test-deps: $(VENV)/bin/python pyproject.toml
 # the R package and what it needs, without the test suites' extras
 $(VENV)/.r-demo-deps: $(VENV)/.demo-deps $(shell find r-client/R r-client/src -type f) \
 		r-client/DESCRIPTION r-client/NAMESPACE
-	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(R_DEBS); }
+	dpkg -s $(R_DEBS) >/dev/null 2>&1 || { $(APT) update -qq && \
+	  $(APT) install -y -qq --no-install-recommends $(R_DEBS); }
 	$(RPY2) $(PIP) install $(NUMPY1) -e ".[demo,r]"
 	R CMD INSTALL --no-multiarch r-client >/dev/null
 	touch $@
