@@ -43,6 +43,7 @@ from .descriptors import (
     Raised,
     Ref,
     Str,
+    TensorRef,
 )
 from .errors import ConversionError, ForeignError, error_from_descriptor, error_to_descriptor
 from .handles import handles
@@ -224,6 +225,12 @@ def _tensor_type() -> type | None:
 
 
 _TENSOR_CODES = {"float32": "f", "float64": "d", "int32": "i", "int64": "q", "bool": "B"}
+
+
+def tensor_ref(t: Any, backend: bool = False) -> TensorRef:
+    """A runtime tensor by handle, with its shape, dtype and (``backend``) backend name."""
+    return TensorRef(handles.register(t), tuple(t.shape), t.dtype.name,
+                     t.backend.name if backend else "")
 
 
 def tensor_buffer(t: Any) -> Any:

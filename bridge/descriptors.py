@@ -6,8 +6,11 @@ objects with one ``switch`` on ``kind``. A client sends foreign values the same 
 dataclass whose fields are plain Python values (ints, strs, tuples, memoryviews), so any FFI that
 can read attributes (reticulate, Pyodide) can read them.
 
-Kinds: null, na, bool, int, bigint, float, str, bytes, list, dict, array, ref, function,
-foreign_function, foreign_ref, error, raised.
+Kinds: null, na, bool, int, bigint, float, str, bytes, list, dict, array, ref, tensor_ref,
+function, foreign_function, foreign_ref, error, raised.
+
+:data:`WIRE_TAGS` is the one table of tags under which each kind travels on a host's wire (R's
+tuples, JS's tagged JSON objects): both hosts and both clients read their tags from it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ __all__ = [
     "Raised",
     "Ref",
     "Str",
+    "TensorRef",
+    "WIRE_TAGS",
 ]
 
 
@@ -167,6 +172,20 @@ class Ref(Desc):
 
 
 @dataclass(frozen=True, slots=True)
+class TensorRef(Desc):
+    """A runtime tensor that crosses by reference (a ``Tensor`` object in the host), with its
+    layout, so the host knows shape and dtype without a second call: ``id`` names it in the
+    handle table (released as a :class:`Ref` is); ``backend`` is the backend holding its data
+    (the JS client reads TF.js tensors directly; R does not need it)."""
+
+    id: int
+    shape: tuple[int, ...]
+    dtype: str
+    backend: str = ""
+    kind: ClassVar[str] = "tensor_ref"
+
+
+@dataclass(frozen=True, slots=True)
 class PyFunction(Desc):
     """A Python callable, by reference; the host calls it through ``call_python``."""
 
@@ -272,3 +291,38 @@ class Raised(Desc):
 
     error: Error
     kind: ClassVar[str] = "raised"
+
+
+# The tag each kind travels under on a host's wire: the first element of R's tuples / the
+# ``__tb__`` field of R's tagged lists, the ``"$"`` field of the JS client's JSON nodes. One table
+# for both hosts; a host uses the tags its values need (a test checks that r-client/R/wire.R and
+# js-client/src/wire.js use these and no others).
+WIRE_TAGS: dict[str, str] = {
+    # descriptors (kind -> tag)
+    "array": "A",
+    "bigint": "BI",
+    "bytes": "B",
+    "dict": "D",
+    "float": "FL",  # a float JSON cannot hold (NaN, +-Infinity, -0)
+    "list": "L",  # JS: a JSON array, untagged
+    "na": "N",
+    "ref": "R",
+    "function": "F",
+    "tensor_ref": "T",
+    "foreign_function": "CB",
+    "foreign_ref": "O",
+    "error": "E",
+    "raised": "X",
+    # host values with no descriptor of their own
+    "home": "H",  # an object a host holds by handle, going back to the side that owns it
+    "custom": "CV",  # a value for a converter the host registered by name
+    "member": "C",  # R: a module's function or class (called, not converted)
+    "interrupt": "I",  # R: Ctrl-C while an R callback ran
+    "warnings": "W",  # R: Python warnings travelling with a result
+    "str_vector": "S",  # R: a character vector with NA positions
+    "factor": "FA",  # R
+    "data_frame": "DF",  # R
+    "map": "M",  # JS: a Map (keys of any kind)
+    "set": "ST",  # JS: a Set
+    "sym": "SY",  # JS: input i of a program traced in JS (tb.grad of a JS function)
+}

@@ -112,7 +112,7 @@ export interface PyProxy extends Disposable {
   dispose(): void;
 }
 
-/** The bridge's Error descriptor as it travels (see bridge/js_host.py). */
+/** The bridge's Error descriptor as it travels (see bridge/js/host.py). */
 export interface ErrorDescriptor {
   $: "e";
   lang: string;
@@ -186,7 +186,7 @@ export class DisposedError extends Error {}
 
 type Op = (...args: Arg[]) => Promise<Tensor>;
 
-// ---- tb.layers / tb.train (layers.js; Python: runtime/layers via bridge/js_layers.py) --------
+// ---- tb.layers / tb.train (layers.js; Python: runtime/layers via bridge/js/layers.py) --------
 
 /** Training data: a Tensor, {data, shape, dtype?}, a TypedArray (1-d), nested arrays, or an
  * array / object of those for several inputs or outputs. */
@@ -339,7 +339,7 @@ export interface Train {
   OptimizerSpec: typeof OptimizerSpec;
 }
 
-// ---- tb.ppl / tb.mcmc (ppl.js; Python: runtime/ppl via bridge/js_ppl.py) --------------------
+// ---- tb.ppl / tb.mcmc (ppl.js; Python: runtime/ppl via bridge/js/ppl.py) --------------------
 
 /** A lazy array of a model (data, variable, operation or distribution): a Python object. */
 export type LazyArray = PyProxy;

@@ -9,30 +9,32 @@ needed (Pyodide offline has neither); NumPy arrays are used where NumPy is prese
 Between JS and Python the descriptors travel as a *wire*: JSON text plus a *side* list of binary
 buffers (typed arrays, bytes), so one FFI call (or one ``postMessage`` to a worker) carries a
 whole value. A wire node is a JSON number, string, boolean, null or array (a ``List``), or an
-object tagged by ``"$"``:
+object tagged by ``"$"`` with a tag from the bridge's one table (``descriptors.WIRE_TAGS``, which
+the R host uses too):
 
 =========  ================================================  ==================================
 ``$``      fields                                            descriptor
 =========  ================================================  ==================================
-``d``      ``k`` keys, ``v`` values                          ``Dict`` (str keys, ordered)
-``f``      ``v``: "NaN", "Infinity", "-Infinity", digits      ``Float`` that JSON cannot hold
-``i``      ``v``: decimal digits                             ``BigInt``
-``b``      ``i``: side index                                 ``Bytes``
-``a``      ``i`` side index, ``d`` dtype, ``s`` shape,        ``Array`` (C order, contiguous)
+``D``      ``k`` keys, ``v`` values                          ``Dict`` (str keys, ordered)
+``FL``     ``v``: "NaN", "Infinity", "-Infinity", digits      ``Float`` that JSON cannot hold
+``BI``     ``v``: decimal digits                             ``BigInt``
+``B``      ``i``: side index                                 ``Bytes``
+``A``      ``i`` side index, ``d`` dtype, ``s`` shape,        ``Array`` (C order, contiguous)
            ``t`` tensor?, ``m`` mask node
-``na``     ``d`` dtype                                       ``NAValue``
-``r``      ``id``, ``t`` type name                            ``Ref`` (a Python object by handle)
-``p``      ``id``, ``t``, ``n`` name, ``doc``                 ``PyFunction``
-``T``      ``id``, ``s`` shape, ``d`` dtype, ``b`` backend    :class:`TensorRef`
-``h``      ``id``                                            a handle JS holds, going home
-``cb``     ``id``, ``n`` name                                ``ForeignFunction`` (JS function)
-``o``      ``id``, ``c`` class name                          ``ForeignRef`` (JS object)
-``m``      ``k`` key nodes, ``v`` value nodes                :class:`JsMap` (a Map, any keys)
-``s``      ``v`` item nodes                                  :class:`JsSet`
-``c``      ``n`` converter name, ``v`` node                   :class:`Custom` (user converters)
-``e``      ``lang type msg module classes tb cause ck data    ``Error``; ``pid``/``jid`` find the
+``N``      ``d`` dtype                                       ``NAValue``
+``R``      ``id``, ``t`` type name                            ``Ref`` (a Python object by handle)
+``F``      ``id``, ``t``, ``n`` name, ``doc``                 ``PyFunction``
+``T``      ``id``, ``s`` shape, ``d`` dtype, ``b`` backend    ``TensorRef``
+``H``      ``id``                                            a handle JS holds, going home
+``CB``     ``id``, ``n`` name                                ``ForeignFunction`` (JS function)
+``O``      ``id``, ``c`` class name                          ``ForeignRef`` (JS object)
+``M``      ``k`` key nodes, ``v`` value nodes                :class:`JsMap` (a Map, any keys)
+``ST``     ``v`` item nodes                                  :class:`JsSet`
+``CV``     ``n`` converter name, ``v`` node                   :class:`Custom` (user converters)
+``E``      ``lang type msg module classes tb cause ck data    ``Error``; ``pid``/``jid`` find the
            pid jid``                                         original Python / JS error object
-``sym``    ``i``                                             :class:`Sym` (traced grad input)
+``X``      ``e`` error node                                  ``Raised``
+``SY``     ``i``                                             :class:`Sym` (traced grad input)
 =========  ================================================  ==================================
 
 Results of calls into Python are *tagged* so that the common ones need no JSON and no proxy:
@@ -80,13 +82,13 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ClassVar
 
-from . import builtins_common as _common
-from . import builtins_js as _bjs
-from . import dispatch
-from .arrays import array_to_descriptor
-from .builtins_common import tensor_buffer
-from .builtins_js import JS_ARRAYS
-from .descriptors import (
+from .. import builtins_common as _common
+from .. import builtins_js as _bjs
+from .. import dispatch
+from ..arrays import array_to_descriptor
+from ..builtins_common import tensor_buffer, tensor_ref
+from ..builtins_js import JS_ARRAYS
+from ..descriptors import (
     Array,
     BigInt,
     Bool,
@@ -105,12 +107,13 @@ from .descriptors import (
     Raised,
     Ref,
     Str,
+    TensorRef,
 )
-from .errors import ConversionError, ForeignError, error_to_descriptor
-from .handles import handles
-from .na import is_na_real
-from .registry import Context, Registry
-from .session import session
+from ..errors import ConversionError, ForeignError, error_to_descriptor
+from ..handles import handles
+from ..na import is_na_real
+from ..registry import Context, Registry
+from ..session import session
 
 __all__ = [
     "Custom",
@@ -120,7 +123,6 @@ __all__ = [
     "JsPromise",
     "JsSet",
     "Sym",
-    "TensorRef",
     "decode_wire",
     "encode_wire",
     "install",
@@ -128,17 +130,6 @@ __all__ = [
 
 
 # -- JS-specific descriptors ---------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class TensorRef(Desc):
-    """A tensor crossing to JS by reference (a ``Tensor`` object there), with its layout."""
-
-    id: int
-    shape: tuple[int, ...]
-    dtype: str
-    backend: str
-    kind: ClassVar[str] = "tensor_ref"
-
-
 @dataclass(frozen=True, slots=True)
 class JsMap(Desc):
     """A JS ``Map`` (keys of any kind, converted like values)."""
@@ -250,15 +241,15 @@ _INTERRUPTED = ("interrupted: tb.interrupt() (or the page's interrupt buffer) st
 
 def _float_node(v: float) -> Any:
     if v != v:
-        return {"$": "f", "v": "NaN"}
+        return {"$": "FL", "v": "NaN"}
     if v in (math.inf, -math.inf):
-        return {"$": "f", "v": "Infinity" if v > 0 else "-Infinity"}
+        return {"$": "FL", "v": "Infinity" if v > 0 else "-Infinity"}
     return v
 
 
 def _c_bytes(d: Array) -> Any:
     """The bytes of an Array descriptor in C order, contiguous (zero copy when they are)."""
-    from .arrays import _buffer_from_descriptor
+    from ..arrays import _buffer_from_descriptor
 
     if d.mask is not None:
         d = Array(d.buffer, d.dtype, d.shape, d.strides, d.offset, d.order, d.readonly)
@@ -298,45 +289,45 @@ class _Wire:
         if t is List:
             return [self.enc(x, side) for x in d.items]
         if t is Dict:
-            return {"$": "d", "k": list(d.keys), "v": [self.enc(x, side) for x in d.values]}
+            return {"$": "D", "k": list(d.keys), "v": [self.enc(x, side) for x in d.values]}
         if t is Null or d is None:
             return None
         if t is Ref:
-            return {"$": "r", "id": d.id, "t": d.type_name}
+            return {"$": "R", "id": d.id, "t": d.type_name}
         if t is PyFunction:
-            return {"$": "p", "id": d.id, "t": d.type_name, "n": d.name, "doc": d.doc}
+            return {"$": "F", "id": d.id, "t": d.type_name, "n": d.name, "doc": d.doc}
         if t is BigInt:
-            return {"$": "i", "v": str(d.value)}
+            return {"$": "BI", "v": str(d.value)}
         if t is Bytes:
             side.append(d.value)
-            return {"$": "b", "i": len(side) - 1}
+            return {"$": "B", "i": len(side) - 1}
         if t is Array:
             side.append(_c_bytes(d))
-            node: dict[str, Any] = {"$": "a", "i": len(side) - 1, "d": d.dtype, "s": list(d.shape)}
+            node: dict[str, Any] = {"$": "A", "i": len(side) - 1, "d": d.dtype, "s": list(d.shape)}
             if d.tensor:
                 node["t"] = 1
             if d.mask is not None:
                 node["m"] = self.enc(d.mask, side)
             return node
         if t is NAValue:
-            return {"$": "na", "d": d.dtype}
+            return {"$": "N", "d": d.dtype}
         if t is Custom:
-            return {"$": "c", "n": d.name, "v": self.enc(d.value, side)}
+            return {"$": "CV", "n": d.name, "v": self.enc(d.value, side)}
         if t is JsMap:
-            return {"$": "m", "k": [self.enc(k, side) for k in d.keys],
+            return {"$": "M", "k": [self.enc(k, side) for k in d.keys],
                     "v": [self.enc(v, side) for v in d.values]}
         if t is JsSet:
-            return {"$": "s", "v": [self.enc(v, side) for v in d.items]}
+            return {"$": "ST", "v": [self.enc(v, side) for v in d.items]}
         if t is Sym:
-            return {"$": "sym", "i": d.index}
+            return {"$": "SY", "i": d.index}
         if isinstance(d, Error):
             return self.enc_error(d)
         if isinstance(d, Raised):
-            return {"$": "raise", "e": self.enc_error(d.error)}
+            return {"$": "X", "e": self.enc_error(d.error)}
         if isinstance(d, ForeignFunction) and d.lang == "js":
-            return {"$": "cb", "id": d.ref}
+            return {"$": "CB", "id": d.ref}
         if isinstance(d, ForeignRef) and d.lang == "js":
-            return {"$": "o", "id": d.ref}
+            return {"$": "O", "id": d.ref}
         if isinstance(d, int | float | str | bool):  # raw values a user converter returned
             return _float_node(d) if isinstance(d, float) else d
         raise ConversionError(
@@ -346,7 +337,7 @@ class _Wire:
 
     def enc_error(self, d: Error) -> dict[str, Any]:
         node: dict[str, Any] = {
-            "$": "e", "lang": d.language, "type": d.type, "msg": d.message, "module": d.module,
+            "$": "E", "lang": d.language, "type": d.type, "msg": d.message, "module": d.module,
             "classes": list(d.classes), "tb": list(d.traceback),
             "cause": self.enc_error(d.cause) if d.cause is not None else None,
             "ck": d.cause_kind, "data": _json_safe(d.data),
@@ -368,43 +359,43 @@ class _Wire:
         if t is list:
             return List(tuple(self.dec(x, side) for x in w))
         tag = w.get("$") if t is dict else None
-        if tag == "h":
+        if tag == "H":
             return Ref(int(w["id"]), "")
-        if tag == "d":
+        if tag == "D":
             return Dict(tuple(w["k"]), tuple(self.dec(x, side) for x in w["v"]))
-        if tag == "f":
+        if tag == "FL":
             return Float(float(w["v"]))
-        if tag == "a":
+        if tag == "A":
             mask = self.dec(w["m"], side) if w.get("m") is not None else None
             return Array(buffer=_side_bytes(side[w["i"]]), dtype=w["d"],
                          shape=tuple(int(n) for n in w["s"]), readonly=False,
                          tensor=bool(w.get("t")), mask=mask)
-        if tag == "cb":
+        if tag == "CB":
             return self.host.js_function(int(w["id"]), w.get("n") or "")
-        if tag == "i":
+        if tag == "BI":
             return BigInt(int(w["v"]))
-        if tag == "b":
+        if tag == "B":
             return Bytes(bytes(_side_bytes(side[w["i"]])))
-        if tag == "sym":
+        if tag == "SY":
             return Sym(int(w["i"]))
-        if tag == "m":
+        if tag == "M":
             return JsMap(tuple(self.dec(k, side) for k in w["k"]),
                          tuple(self.dec(v, side) for v in w["v"]))
-        if tag == "s":
+        if tag == "ST":
             return JsSet(tuple(self.dec(v, side) for v in w["v"]))
-        if tag == "c":
+        if tag == "CV":
             return Custom(str(w["n"]), self.dec(w["v"], side))
-        if tag == "o":
+        if tag == "O":
             return self.host.js_object(int(w["id"]), w.get("c") or "")
-        if tag == "e":
+        if tag == "E":
             return self.dec_error(w)
-        if tag == "raise":
+        if tag == "X":
             return Raised(self.dec_error(w["e"]))
-        if tag == "na":
+        if tag == "N":
             return NAValue(w.get("d", "logical"))
-        if tag == "r":
+        if tag == "R":
             return Ref(int(w["id"]), w.get("t", ""))
-        if tag == "p":
+        if tag == "F":
             return PyFunction(int(w["id"]), w.get("t", ""), w.get("n", ""), w.get("doc", ""))
         if tag == "T":
             return Ref(int(w["id"]), "Tensor")
@@ -447,7 +438,7 @@ def _true() -> bool:
 def _warn_f64() -> None:
     import warnings
 
-    from ..runtime.backends.tfjs_backend import PrecisionWarning
+    from ...runtime.backends.tfjs_backend import PrecisionWarning
 
     warnings.warn(_F64_MESSAGE, PrecisionWarning, stacklevel=3)
 
@@ -478,8 +469,7 @@ class TensorOut:
     """Tensor -> :class:`TensorRef` (by handle: the data stay in the backend's memory)."""
 
     def __call__(self, value: Any, cx: Context) -> TensorRef:
-        return TensorRef(handles.register(value), tuple(value.shape), value.dtype.name,
-                         value.backend.name)
+        return tensor_ref(value, backend=True)
 
     def __repr__(self) -> str:
         return "tensor_ref_out (by handle)"
@@ -676,7 +666,7 @@ class JsHost:
         side: list[Any] = []
         enc = self.wire.enc
         node = [[enc(a, side) for a in args],
-                {"$": "d", "k": list(kwargs), "v": [enc(v, side) for v in kwargs.values()]}
+                {"$": "D", "k": list(kwargs), "v": [enc(v, side) for v in kwargs.values()]}
                 if kwargs else None]
         return self.from_js(self._js_invoke_wire(cb_id, _ENCODE_JSON(node), *side), name)
 

@@ -4,7 +4,7 @@ Models are built in JS with the same names as in Python (``asData``, ``variable`
 ``distribution``, ``model``…): every lazy array is a Python object held by handle, arithmetic on
 them goes through the runtime's ops (``tb.add(mu, tb.mul(tau, eta))``). ``mcmc`` here runs the
 sampler with progress sent as fire-and-forget events and a stop flag read from JS (see
-``js_layers`` for the event channel), and returns the draws as flat float64 buffers (chains x
+``bridge.js.layers`` for the event channel), and returns the draws as flat float64 buffers (chains x
 draws x shape, row-major) plus the summary table, ready for typed arrays on the JS side.
 """
 
@@ -37,7 +37,7 @@ def _number(v: Any) -> Any:
 def model(*targets: Any, **named: Any) -> Any:
     """``tb.model``: positional targets keep the names they were given (``name=`` when made),
     keyword targets are named by their key (a JS object ``{mu, tau, theta}``)."""
-    from ..runtime.graph import model as _model
+    from ...runtime.graph import model as _model
 
     m = _model(*targets, **named)
     # variables nobody named (eta in `theta = mu + tau * eta`, no Python scope to find names in
@@ -106,8 +106,8 @@ def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
 def simulate(target: Any, nsim: Any = None, seed: Any = None, values: Any = None) -> Any:
     """``simulate`` for JS: the prior (predictive), or with the draws as ``values`` the
     posterior predictive; a flat float64 buffer and the shape ``[nsim, ...shape]``."""
-    from ..runtime.graph.nodes import LazyArray
-    from ..runtime.graph.simulate import simulate as _simulate
+    from ...runtime.graph.nodes import LazyArray
+    from ...runtime.graph.simulate import simulate as _simulate
 
     if not isinstance(target, LazyArray):
         raise TypeError(f"simulate: target must be a lazy array (from tb.ppl), not "
@@ -124,10 +124,10 @@ def calculate(target: Any, values: Any = None) -> Any:
     """``calculate`` for JS: ``values`` may be the draws (the result comes back as a flat
     float64 buffer and a shape, chains x draws x shape), a dict keyed by lazy arrays (a JS
     ``Map``) or a dict keyed by variable *names* (a plain JS object: ``{beta: [[1], [0]]}``)."""
-    from ..runtime.graph import calculate as _calculate
-    from ..runtime.graph.model import _ancestors
-    from ..runtime.graph.nodes import LazyArray, VariableNode, _lazy, node_of
-    from ..runtime.ppl.draws import Draws
+    from ...runtime.graph import calculate as _calculate
+    from ...runtime.graph.model import _ancestors
+    from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy, node_of
+    from ...runtime.ppl.draws import Draws
 
     if not isinstance(target, LazyArray):
         raise TypeError(f"calculate: target must be a lazy array (from tb.ppl), not "
@@ -154,7 +154,7 @@ def calculate(target: Any, values: Any = None) -> Any:
 
 
 def distribution(target: Any, dist: Any) -> Any:
-    from ..runtime.graph import distribution as _distribution
+    from ...runtime.graph import distribution as _distribution
 
     _distribution(target, dist)
     return target
@@ -215,7 +215,7 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
     ends sampling (the draws so far are kept, ``interrupted`` is set)."""
     import tensorbridge as tb
 
-    from ..runtime.graph.model import Model
+    from ...runtime.graph.model import Model
 
     if not isinstance(m, Model):
         raise TypeError(f"mcmc: model must be a model from tb.ppl.model(...), not "

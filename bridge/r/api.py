@@ -16,9 +16,9 @@ import numpy as np
 
 from ... import runtime as tb
 from ...runtime import Tensor
-from ..descriptors import Dict, List
+from ..builtins_common import tensor_ref
+from ..descriptors import Dict, List, TensorRef
 from ..errors import ConversionError
-from .rhost import TensorRef
 
 __all__ = [
     "as_tensor",
@@ -38,7 +38,7 @@ def wrap(value: Any) -> Any:
     """Tensors (also inside tuples, lists and dicts) as TensorRefs; other values unchanged
     (they convert through the "r" table as usual)."""
     if isinstance(value, Tensor):
-        return TensorRef.of(value)
+        return tensor_ref(value)
     if isinstance(value, (tuple, list)):
         return List(tuple(wrap(v) for v in value))
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
@@ -68,13 +68,13 @@ def _no_na(x: Any, where: str) -> Any:
 def as_tensor(x: Any, dtype: Any = None) -> TensorRef:
     """A tensor from R data (R memory is shared, not copied, where dtype allows)."""
     if isinstance(x, Tensor):
-        return TensorRef.of(x if dtype is None else x.astype(dtype))
+        return tensor_ref(x if dtype is None else x.astype(dtype))
     x = _no_na(x, "as_tensor")
     if isinstance(x, float) and dtype is None:
         # an R double of length one arrives as a Python float (whose default is float32, the
         # weak-scalar rule of the Python API); in R a double is float64 whatever its length
         dtype = "float64"
-    return TensorRef.of(tb.tensor(x, dtype=dtype))
+    return tensor_ref(tb.tensor(x, dtype=dtype))
 
 
 def to_array(t: Any) -> Any:
@@ -121,7 +121,7 @@ def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> Ten
         out = flat if i is None else (flat[i] if isinstance(i, slice) else tb.take(flat, i, 0))
         if isinstance(i, int):
             out = tb.reshape(out, (1,))
-        return TensorRef.of(out)
+        return tensor_ref(out)
     specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
     if len(specs) != x.ndim:
         raise IndexError(f"index: {len(specs)} subscripts for a tensor with {x.ndim} dimensions")
@@ -140,7 +140,7 @@ def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> Ten
         shape = tuple(d for d in out.shape if d != 1)
         if shape != out.shape:
             out = tb.reshape(out, shape)
-    return TensorRef.of(out)
+    return tensor_ref(out)
 
 
 def _r_tensor_function(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,7 +7,8 @@ or view memory itself:
 R -> Python: scalars reticulate maps faithfully (double, non-NA integer/logical/character of
 length one, NULL) cross as they are; everything else is a named R list tagged ``__tb__`` that
 arrives as a dict. The "r" table's ``dict`` converter (installed here) turns tagged dicts into
-bridge descriptors and converts those through the same registry:
+bridge descriptors and converts those through the same registry. Tags come from the bridge's
+one table (``descriptors.WIRE_TAGS``, which the JS host uses too):
 
 ====== ================================================ ==========================================
 tag    fields                                           Python value
@@ -19,7 +20,7 @@ L      items                                            :class:`RList` (or list 
 D      names, items                                     dict (or :class:`RList` with names)
 FA     codes (an A wire), levels, ordered               :class:`Factor`
 DF     names, columns, row_names                        :class:`DataFrame`
-F      token, name                                      callable running the R function
+CB     token, name                                      callable running the R function
 O      token, class                                     ForeignObject (opaque R object)
 H      id                                               the Python object behind a handle
 T      (Python -> R only) id, shape, dtype              a tensor by handle (the R tensor API)
@@ -92,6 +93,7 @@ from ..descriptors import (
     Raised,
     Ref,
     Str,
+    TensorRef,
 )
 from ..dispatch import register_host
 from ..errors import ConversionError, error_to_descriptor
@@ -109,27 +111,13 @@ from .types import (
 )
 from .wakeup import SignalExecutor
 
-__all__ = ["RHost", "TensorRef", "current_host", "start"]
+__all__ = ["RHost", "current_host", "start"]
 
 _host: RHost | None = None
 
 
 def current_host() -> RHost | None:
     return _host
-
-
-@dataclass(frozen=True, slots=True)
-class TensorRef(Desc):
-    """A tensor that crosses to R by reference (the R tensor API), with its shape and dtype."""
-
-    id: int
-    shape: tuple[int, ...]
-    dtype: str
-    kind: ClassVar[str] = "tensor_ref"
-
-    @classmethod
-    def of(cls, t: Any) -> TensorRef:
-        return cls(handles.register(t), tuple(t.shape), t.dtype.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +297,7 @@ def r_wire_in(value: dict[Any, Any], cx: Context) -> Any:
         if len(set(names)) == len(names) and all(names):
             return {k: cx.convert(v, k) for k, v in zip(names, items)}
         return RList([cx.convert(v, i) for i, v in enumerate(items)], names)
-    if tag == "F":
+    if tag == "CB":
         host = _need_host()
         token = value["token"]
         return cx.convert(
@@ -650,7 +638,7 @@ class RHost:
         if t is RVector:
             return self._wire_vector(d)
         if t is RConvert:
-            return ("RC", d.name, self.wire(d.value))
+            return ("CV", d.name, self.wire(d.value))
         if t is RFactor:
             return ("FA", self._wire_array(d.codes), tuple(d.levels), d.ordered)
         if t is RDataFrame:

@@ -1,6 +1,6 @@
 // The public, promise-based API (the same object in Node and in the browser). Calls go through a
 // channel: in-process (Node, or the page with {worker: false}) or postMessage to the worker.
-// Values cross as tensorbridge.bridge descriptors (wire.js <-> bridge/js_host.py): Python objects
+// Values cross as tensorbridge.bridge descriptors (wire.js <-> bridge/js/host.py): Python objects
 // are handles in the bridge's handle table, errors are the bridge's Error descriptors.
 
 import { makeLayers } from "./layers.js";
@@ -171,7 +171,7 @@ const DTYPES = ["float32", "float64", "int32", "int64", "bool"];
 const TENSOR_TYPED = { float32: Float32Array, float64: Float64Array, int32: Int32Array,
   int64: BigInt64Array, bool: Uint8Array };
 /** The dtype of tb.tensor(typedArray) (Python applies the same rule to typed arrays given to
- * ops, bridge/js_host.py typed_tensor): TF.js's for Float32/Int32/Uint8Array (never bool), and
+ * ops, bridge/js/host.py typed_tensor): TF.js's for Float32/Int32/Uint8Array (never bool), and
  * exact for the others (TF.js would make them float32). */
 export const TYPED_DTYPE = new Map([[Float32Array, "float32"], [Float64Array, "float64"],
   [Int8Array, "int32"], [Uint8Array, "int32"], [Uint8ClampedArray, "int32"],
@@ -282,7 +282,7 @@ export class TensorBridge {
 
   _makeHandle(node) {
     if (node.$ === "T") return new Tensor(this, node);
-    const h = new Handle(this, node.id, node.$ === "p" ? "function" : "ref", node.t);
+    const h = new Handle(this, node.id, node.$ === "F" ? "function" : "ref", node.t);
     return this._proxy(h, null, true);
   }
 

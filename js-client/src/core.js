@@ -1,23 +1,10 @@
 // The part of the client that lives next to Pyodide: in-process under Node, inside the Web
 // Worker in a browser. It boots Pyodide + TF.js, installs the runtime's tfjs backend and
-// tensorbridge.bridge's JS host (bridge/js_host.py), and forwards calls to it. Values cross as
-// the bridge's wire (see wire.js); this file only moves tagged results and side buffers.
+// tensorbridge.bridge's JS host (bridge/js/host.py, started by bridge/js/boot.py), and forwards
+// calls to it. Values cross as the bridge's wire (see wire.js); this file only moves tagged
+// results and side buffers.
 
 const DTYPES = new Set(["float32", "float64", "int32", "int64", "bool"]);
-
-const BOOT_PY = `
-import importlib.util as _ilu, sys as _sys
-if _ilu.find_spec("numpy") is None:
-    # NumPy is absent: the runtime probes for it with \`import numpy\` in hot paths (index plans,
-    # batches), and a failed import searches the file system each time (~0.5 ms in Pyodide).
-    # None in sys.modules makes the probe fail at once (loading NumPy later: del this entry).
-    _sys.modules["numpy"] = None
-import tensorbridge as tb
-from tensorbridge.bridge import js_host as _js_host
-from tensorbridge.runtime.backends import tfjs_backend as _tfjs
-import _tensorbridge_tf
-_tfjs.install(_tensorbridge_tf)
-`;
 
 export class Core {
   constructor(pyodide, tf, options) {
@@ -25,7 +12,7 @@ export class Core {
     this.tf = tf;
     this.backend = options.backend || "tfjs";
     this.host = null;  // the tfjs kernel host (JS)
-    this.jsHost = null;  // bridge.js_host.JsHost (a PyProxy)
+    this.jsHost = null;  // bridge.js.host.JsHost (a PyProxy)
     this.glue = null;  // its namespace (a PyProxy of a dict): runPython code runs there
     this.timings = {};
   }
@@ -49,19 +36,16 @@ export class Core {
     await tfReady;
     const core = new Core(pyodide, tf, { backend });
     pyodide.registerJsModule("_tensorbridge_tf", tf);
-    // progress events to JS (fire and forget) and stop flags from JS: see bridge/js_layers.py
+    // progress events to JS (fire and forget) and stop flags from JS: see bridge/js/layers.py
     if (events) pyodide.registerJsModule("_tensorbridge_events", events);
-    const ns = pyodide.globals.get("dict")();
-    pyodide.runPython(BOOT_PY, { globals: ns });
-    const install = ns.get("_js_host").install;
-    core.jsHost = install(js);
-    install.destroy();
+    const boot = pyodide.pyimport("tensorbridge.bridge.js.boot");
+    const [start, kernels] = [boot.boot, boot.tfjs_kernels];
+    core.jsHost = start(js, backend);
     core.glue = core.jsHost.namespace;
-    pyodide.runPython(`tb.set_backend(${JSON.stringify(backend)})`, { globals: ns });
-    const tfjsModule = ns.get("_tfjs");
-    core.host = tfjsModule._HOST;
-    tfjsModule.destroy();
-    ns.destroy();
+    core.host = kernels();
+    start.destroy();
+    kernels.destroy();
+    boot.destroy();
     const h = core.jsHost;
     core.fn = {};
     for (const name of ["call", "call_wire", "get_attr", "import_module", "run", "release",
@@ -114,10 +98,10 @@ export class Core {
       const id = this.host.from_typed(data, shape, storage);
       return this.out(this.fn.adopt(this.backend, id, dtype));
     }
-    // other backends: through an Array descriptor (bridge/js_host.py tensor_from)
+    // other backends: through an Array descriptor (bridge/js/host.py tensor_from)
     const d = { Float32Array: "float32", Float64Array: "float64", Int32Array: "int32",
       Uint8Array: "uint8", BigInt64Array: "int64" }[data.constructor.name];
-    const text = JSON.stringify([[{ $: "a", i: 0, d, s: [data.length] }, shape, dtype, null],
+    const text = JSON.stringify([[{ $: "A", i: 0, d, s: [data.length] }, shape, dtype, null],
       null]);
     return this.out(this.fn.tensor_from(text, data));
   }

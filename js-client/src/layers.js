@@ -1,7 +1,7 @@
 // tb.layers and tb.train: the runtime's Keras / TensorFlow.js-style layers from JavaScript.
 // Layer factories are synchronous and make plain specs ({className, config}, camelCase options
 // turned into the Python names); models are Python objects held by handle (LayersModel below)
-// and every method returns a promise. Python half: bridge/js_layers.py.
+// and every method returns a promise. Python half: bridge/js/layers.py.
 //
 // fit() progress callbacks (onEpochEnd, onBatchEnd...) are fire and forget: in a browser the
 // worker posts each event to the page and goes on training; the callbacks run on the page's
@@ -143,7 +143,7 @@ export class History {
 
 export function makeLayers(tb) {
   let modP = null;
-  const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js_layers"));
+  const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js.layers"));
 
   /** x / y as tensors: a Tensor, {data, shape[, dtype]}, a TypedArray (1-d), nested arrays,
    * or an array / object of those (several inputs or outputs). */

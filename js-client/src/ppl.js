@@ -14,7 +14,7 @@
 // Lazy arrays, distributions and models are Python objects held by handle. Progress events are
 // fire and forget (see layers.js); `signal` (an AbortSignal) stops sampling at the next
 // iteration and the draws taken so far are returned (`draws.interrupted`). Python half:
-// bridge/js_ppl.py.
+// bridge/js/ppl.py.
 
 import { snake } from "./layers.js";
 
@@ -69,7 +69,7 @@ function isPlainObject(x) {
 
 export function makePpl(tb) {
   let modP = null;
-  const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js_ppl"));
+  const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js.ppl"));
 
   const kwargs = (o) => {
     const out = {};
@@ -78,7 +78,7 @@ export function makePpl(tb) {
   };
 
   /** tb.<pyName>(...args) with a trailing plain object as keyword arguments; the arguments
-   * are checked in Python first (js_ppl.make_distribution), so a bad one is named. */
+   * are checked in Python first (bridge/js/ppl.py make_distribution), so a bad one is named. */
   async function call(pyName, args) {
     const m = await mod();
     const last = args[args.length - 1];

@@ -1,4 +1,4 @@
-// The JS half of tensorbridge.bridge's "js" protocol (see bridge/js_host.py for the Python half
+// The JS half of tensorbridge.bridge's "js" protocol (see bridge/js/host.py for the Python half
 // and the table of wire nodes). Values cross as descriptors written as JSON text plus a list of
 // side buffers (typed arrays, bytes); results of calls are "tagged" so that numbers, strings and
 // tensors need neither JSON nor proxies. One Codec per client: it owns the JS functions and
@@ -155,43 +155,43 @@ export class Codec {
   encDict(entries, side, seen) {
     const k = [], v = [];
     for (const [key, val] of entries) { k.push(key); v.push(this.enc(val, side, seen)); }
-    return { $: "d", k, v };
+    return { $: "D", k, v };
   }
 
   enc(x, side, seen) {
     switch (typeof x) {
       case "number":
         // integers: exact ints in Python; others (and non-finite, unsafe integers, -0) floats
-        if (Object.is(x, -0)) return { $: "f", v: "-0" };
+        if (Object.is(x, -0)) return { $: "FL", v: "-0" };
         if (Number.isSafeInteger(x) || (Number.isFinite(x) && !Number.isInteger(x))) return x;
-        return { $: "f", v: String(x) };
+        return { $: "FL", v: String(x) };
       case "string": case "boolean": return x;
       case "undefined": return null;
       case "bigint":
-        return x >= -MAX_SAFE && x <= MAX_SAFE ? Number(x) : { $: "i", v: x.toString() };
+        return x >= -MAX_SAFE && x <= MAX_SAFE ? Number(x) : { $: "BI", v: x.toString() };
       case "function": {
         const h = x[kHandle];
-        if (h) return { $: "h", id: h.use() };
+        if (h) return { $: "H", id: h.use() };
         const id = this.nextId++;
         this.callbacks.set(id, x);
-        return { $: "cb", id, n: x.name || "" };
+        return { $: "CB", id, n: x.name || "" };
       }
       case "symbol": throw new TypeError(`tensorbridge: cannot send a symbol to Python`);
       default: break;
     }
     if (x === null) return null;
     const h = x[kHandle];
-    if (h) return { $: "h", id: h.use() };
-    if (x[kSym] !== undefined) return { $: "sym", i: x[kSym] };
+    if (h) return { $: "H", id: h.use() };
+    if (x[kSym] !== undefined) return { $: "SY", i: x[kSym] };
     if (isTypedArray(x)) {
       const dtype = dtypeOf(x);
-      if (dtype) { side.push(x); return { $: "a", i: side.length - 1, d: dtype, s: [x.length] }; }
+      if (dtype) { side.push(x); return { $: "A", i: side.length - 1, d: dtype, s: [x.length] }; }
     } else if (x instanceof ArrayBuffer) {
       side.push(new Uint8Array(x));
-      return { $: "b", i: side.length - 1 };
+      return { $: "B", i: side.length - 1 };
     } else if (x instanceof DataView) {
       side.push(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
-      return { $: "b", i: side.length - 1 };
+      return { $: "B", i: side.length - 1 };
     } else if (x instanceof TensorBridgeError) {
       return x.descriptor;  // re-crosses unchanged (a Python error finds its exception again)
     } else if (x instanceof Error) {
@@ -207,22 +207,22 @@ export class Codec {
       }
       for (let c = x.constructor; c && c !== Object; c = Object.getPrototypeOf(c)) {
         const conv = this.byClass.get(c);  // most derived registered class wins
-        if (conv) return { $: "c", n: conv.name, v: this.enc(conv.fromJs(x), side, seen) };
+        if (conv) return { $: "CV", n: conv.name, v: this.enc(conv.fromJs(x), side, seen) };
       }
       if (x instanceof Map) {
         const keys = [...x.keys()];
         if (keys.every((k) => typeof k === "string")) return this.encDict(x.entries(), side, seen);
-        return { $: "m", k: keys.map((k) => this.enc(k, side, seen)),
+        return { $: "M", k: keys.map((k) => this.enc(k, side, seen)),
           v: [...x.values()].map((v) => this.enc(v, side, seen)) };
       }
-      if (x instanceof Set) return { $: "s", v: [...x].map((v) => this.enc(v, side, seen)) };
+      if (x instanceof Set) return { $: "ST", v: [...x].map((v) => this.enc(v, side, seen)) };
     } finally {
       seen.delete(x);
     }
     // anything else crosses by reference: Python holds it opaquely and can give it back
     const id = this.nextId++;
     this.objects.set(id, x);
-    return { $: "o", id, c: x.constructor?.name ?? "Object" };
+    return { $: "O", id, c: x.constructor?.name ?? "Object" };
   }
 
   encError(e) {
@@ -231,7 +231,7 @@ export class Codec {
     if (this.errors.size > ERROR_RING) this.errors.delete(this.errors.keys().next().value);
     const stack = typeof e.stack === "string" ? e.stack.split("\n") : [];
     const frames = stack.filter((l) => /^\s+at /.test(l) || /@/.test(l)).map((l) => l.trim());
-    return { $: "e", lang: "js", type: e.name || e.constructor?.name || "Error",
+    return { $: "E", lang: "js", type: e.name || e.constructor?.name || "Error",
       msg: String(e.message ?? e), module: "", classes: classChain(e),
       tb: frames.reverse(), cause: e.cause instanceof Error ? this.encError(e.cause) : null,
       ck: e.cause instanceof Error ? "cause" : "", data: { jid } };
@@ -242,8 +242,8 @@ export class Codec {
     if (w === null || typeof w !== "object") return w;
     if (Array.isArray(w)) return w.map((v) => this.dec(v, side));
     switch (w.$) {
-      case "T": case "r": case "p": return this.makeHandle(w);
-      case "d": {
+      case "T": case "R": case "F": return this.makeHandle(w);
+      case "D": {
         const out = {};
         for (let i = 0; i < w.k.length; i++) {
           const k = w.k[i], v = this.dec(w.v[i], side);
@@ -252,22 +252,22 @@ export class Codec {
         }
         return out;
       }
-      case "f": return Number(w.v);
-      case "i": return BigInt(w.v);
-      case "b": return side[w.i];
-      case "a": return this.decArray(w, side);
-      case "na": return null;
-      case "cb": return this.callbacks.get(w.id) ?? null;
-      case "o": return this.objects.get(w.id) ?? null;
-      case "m": return new Map(w.k.map((k, i) => [this.dec(k, side), this.dec(w.v[i], side)]));
-      case "s": return new Set(w.v.map((v) => this.dec(v, side)));
-      case "c": {
+      case "FL": return Number(w.v);
+      case "BI": return BigInt(w.v);
+      case "B": return side[w.i];
+      case "A": return this.decArray(w, side);
+      case "N": return null;
+      case "CB": return this.callbacks.get(w.id) ?? null;
+      case "O": return this.objects.get(w.id) ?? null;
+      case "M": return new Map(w.k.map((k, i) => [this.dec(k, side), this.dec(w.v[i], side)]));
+      case "ST": return new Set(w.v.map((v) => this.dec(v, side)));
+      case "CV": {
         const v = this.dec(w.v, side);
         const toJs = this.byName.get(w.n);
         return toJs ? toJs(v) : v;
       }
-      case "e": return this.errorOf(w);
-      case "sym": return { [kSym]: w.i };
+      case "E": return this.errorOf(w);
+      case "SY": return { [kSym]: w.i };
       default: throw new Error(`tensorbridge: unknown wire node ${JSON.stringify(w)}`);
     }
   }
@@ -316,7 +316,7 @@ export class Codec {
       case "undefined": return undefined;
       case "string": return "s" + v;
       case "bigint": return v >= -MAX_SAFE && v <= MAX_SAFE ? Number(v)
-        : "j" + JSON.stringify({ $: "i", v: v.toString() });
+        : "j" + JSON.stringify({ $: "BI", v: v.toString() });
       default: break;
     }
     if (v === null) return undefined;

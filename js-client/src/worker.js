@@ -41,7 +41,7 @@ function callMain(m) {
       } else {
         req[1] = -1;
         packTagged(m.text !== undefined ? [JSON.stringify([null, m.text]), ...m.side]
-          : JSON.stringify([args.map((a) => (finite(a) ? a : { $: "f", v: String(a) }))]),
+          : JSON.stringify([args.map((a) => (finite(a) ? a : { $: "FL", v: String(a) }))]),
         payload);
       }
       Atomics.store(ctl, 3, 1);
@@ -100,7 +100,7 @@ const jsHalf = {
   releaseObject: (id) => released(1, id),
 };
 
-// Event channels (bridge/js_layers.py): progress goes to the page as a message and Python goes
+// Event channels (bridge/js/layers.py): progress goes to the page as a message and Python goes
 // on at once; stop flags are words of a SharedArrayBuffer the page writes (isolated pages).
 let stopWords = null;
 const events = {

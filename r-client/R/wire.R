@@ -1,4 +1,5 @@
-# Values crossing the boundary. See bridge/r/rhost.py for the wire format.
+# Values crossing the boundary. See bridge/r/rhost.py for the wire format; the tags are the
+# bridge's one table (bridge/descriptors.py WIRE_TAGS), shared with the JS client.
 #
 # R -> Python: tb_wire() leaves the scalars reticulate maps faithfully as they are and turns
 # everything else into a named list tagged `__tb__` (a dict in Python) that the "r" table of
@@ -63,7 +64,7 @@ tb_wire <- function(x) {
     list = wire_list(x),
     closure = ,
     builtin = ,
-    special = tag("F", token = .Call(tb_c_keep, x), name = ""),
+    special = tag("CB", token = .Call(tb_c_keep, x), name = ""),
     raw = if (is.null(attributes(x))) x else wire_opaque(x),
     wire_opaque(x)
   )
@@ -100,7 +101,7 @@ wire_object <- function(x) {
       row_names = if (automatic) NULL else as.list(as.character(attr(x, "row.names")))
     ))
   }
-  if (is.function(x)) return(tag("F", token = .Call(tb_c_keep, x), name = ""))
+  if (is.function(x)) return(tag("CB", token = .Call(tb_c_keep, x), name = ""))
   if (inherits(x, "python.builtin.object")) return(x) # a reticulate object: as it is
   wire_opaque(x)
 }
@@ -179,7 +180,7 @@ tb_decode <- function(w) {
       rn <- if (is.null(w[[4L]]) || n == 0L) .set_row_names(n) else as.character(unlist(w[[4L]]))
       structure(cols, row.names = rn, class = "data.frame")
     },
-    RC = {
+    CV = {
       obj <- tb_decode_any(w[[3L]])
       .tb$py_converters[[w[[2L]]]](obj)
     },

@@ -1,4 +1,4 @@
-"""The JS client's Python side (bridge/js_host.py), driven from CPython with a fake JS half:
+"""The JS client's Python side (bridge/js/host.py), driven from CPython with a fake JS half:
 the wire, the tagged fast paths, handles, errors both ways, JS functions, user converters."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 import tensorbridge as tb
 import tensorbridge.bridge as br
-from tensorbridge.bridge import js_host
-from tensorbridge.bridge.js_host import JsCallbackError, JsHost
+from tensorbridge.bridge.js import host as js_host
+from tensorbridge.bridge.js.host import JsCallbackError, JsHost
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ class FakeJs:
 
 def wire(*args, **kwargs):
     """The wire text of call arguments (what the JS client's encoder makes)."""
-    kw = {"$": "d", "k": list(kwargs), "v": list(kwargs.values())} if kwargs else None
+    kw = {"$": "D", "k": list(kwargs), "v": list(kwargs.values())} if kwargs else None
     return json.dumps([list(args), kw])
 
 
@@ -94,9 +94,9 @@ def test_fast_call_primitives_and_tags(host):
         assert host.call(f, None, 0, 2**53 - 2) == 2**53 - 2
         assert host.call(f, None, 0, 2**53 - 1) == "j9007199254740991"
         assert host.call(f, None, 0, -(2**53 - 1)) == "j-9007199254740991"
-        assert host.call(f, None, 0, 2**70) == 'j{"$":"i","v":"1180591620717411303424"}'
+        assert host.call(f, None, 0, 2**70) == 'j{"$":"BI","v":"1180591620717411303424"}'
         assert math.isnan(host.call(f, None, 0, math.nan))
-        assert decode(host, host.call(f, None, 0, br.NA_REAL)) == {"$": "na", "d": "float64"}
+        assert decode(host, host.call(f, None, 0, br.NA_REAL)) == {"$": "N", "d": "float64"}
     finally:
         br.release(f)
 
@@ -151,10 +151,10 @@ def test_wire_arguments_every_kind(host):
     echo = br.register(lambda x: x)
     try:
         text = wire(
-            1, 1.5, "s", True, None, [1, [2]], {"$": "d", "k": ["a"], "v": [1]},
-            {"$": "i", "v": str(2**70)}, {"$": "f", "v": "-Infinity"},
-            {"$": "m", "k": [1], "v": [2]}, {"$": "s", "v": [1, 2]},
-            {"$": "a", "i": 0, "d": "float32", "s": [2]}, {"$": "b", "i": 1},
+            1, 1.5, "s", True, None, [1, [2]], {"$": "D", "k": ["a"], "v": [1]},
+            {"$": "BI", "v": str(2**70)}, {"$": "FL", "v": "-Infinity"},
+            {"$": "M", "k": [1], "v": [2]}, {"$": "ST", "v": [1, 2]},
+            {"$": "A", "i": 0, "d": "float32", "s": [2]}, {"$": "B", "i": 1},
             flag=True,
         )
         side = [np.array([1, 2], dtype=np.float32).tobytes(), b"xy"]
@@ -162,16 +162,16 @@ def test_wire_arguments_every_kind(host):
         assert got == ["int", "float", "str", "bool", "NoneType", "list", "dict", "int", "float",
                        "dict", "set", "ndarray", "bytes", "flag"]
         # values come back through the registries
-        r = decode(host, host.call_wire(echo, None, wire({"$": "m", "k": [1], "v": ["x"]})))
-        assert r == {"$": "r", "id": r["id"], "t": "dict"}  # a dict with int keys: a handle
+        r = decode(host, host.call_wire(echo, None, wire({"$": "M", "k": [1], "v": ["x"]})))
+        assert r == {"$": "R", "id": r["id"], "t": "dict"}  # a dict with int keys: a handle
         br.release(r["id"])
-        assert math.isnan(host.call_wire(echo, None, wire({"$": "f", "v": "NaN"})))  # as is
-        assert decode(host, host.call_wire(echo, None, wire([{"$": "f", "v": "NaN"}]))) == [
-            {"$": "f", "v": "NaN"}]  # inside JSON: a marker
+        assert math.isnan(host.call_wire(echo, None, wire({"$": "FL", "v": "NaN"})))  # as is
+        assert decode(host, host.call_wire(echo, None, wire([{"$": "FL", "v": "NaN"}]))) == [
+            {"$": "FL", "v": "NaN"}]  # inside JSON: a marker
         node, side_out = decode(host, host.call_wire(
-            echo, None, wire({"$": "a", "i": 0, "d": "int32", "s": [3]}),
+            echo, None, wire({"$": "A", "i": 0, "d": "int32", "s": [3]}),
             np.array([1, 2, 3], dtype=np.int32).tobytes()))
-        assert node == {"$": "a", "i": 0, "d": "int32", "s": [3]}
+        assert node == {"$": "A", "i": 0, "d": "int32", "s": [3]}
         assert bytes(side_out[0]) == np.array([1, 2, 3], dtype=np.int32).tobytes()
         # a lone surrogate survives (ensure_ascii JSON)
         assert decode(host, host.call_wire(echo, None, wire("a\ud800"))) == "a\ud800"
@@ -186,12 +186,12 @@ def test_results_with_structure(host):
                              "arr": np.arange(6, dtype=np.int64).reshape(2, 3)})
     try:
         node, side = decode(host, host.call(f, None, 0))
-        assert node["$"] == "d" and node["k"] == ["a", "b", "big", "inf", "bytes", "arr"]
+        assert node["$"] == "D" and node["k"] == ["a", "b", "big", "inf", "bytes", "arr"]
         a, b, big, inf, byt, arr = node["v"]
         assert a == [1, 2.5, None] and b == [True, "x"]
-        assert big == {"$": "i", "v": str(2**60)} and inf == {"$": "f", "v": "Infinity"}
-        assert byt == {"$": "b", "i": 0} and bytes(side[0]) == b"\x00\x01"
-        assert arr == {"$": "a", "i": 1, "d": "int64", "s": [2, 3]}
+        assert big == {"$": "BI", "v": str(2**60)} and inf == {"$": "FL", "v": "Infinity"}
+        assert byt == {"$": "B", "i": 0} and bytes(side[0]) == b"\x00\x01"
+        assert arr == {"$": "A", "i": 1, "d": "int64", "s": [2, 3]}
         assert bytes(side[1]) == np.arange(6, dtype=np.int64).tobytes()
     finally:
         br.release(f)
@@ -217,7 +217,7 @@ def test_handles_release_and_finalizer_batches(host):
     before = br.stats()["live"]
     r = host.import_module("math")
     node = decode(host, r)
-    assert node["$"] == "r" and node["t"] == "module"
+    assert node["$"] == "R" and node["t"] == "module"
     assert br.stats()["live"] == before + 1
     assert host.get_attr(node["id"], "pi") == math.pi
     assert host.get_attr(node["id"], "sqrt.__name__") == "ssqrt"
@@ -227,7 +227,7 @@ def test_handles_release_and_finalizer_batches(host):
     assert err["type"] == "HandleError" and "was released" in err["msg"]
     assert "finalizer of the js client" in err["msg"]
     stats = decode(host, host.stats())
-    assert stats["$"] == "d" and "live" in stats["k"] and "by_type" in stats["k"]
+    assert stats["$"] == "D" and "live" in stats["k"] and "by_type" in stats["k"]
 
 
 # -- errors both ways --------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def test_errors_recross_unchanged_both_ways(host):
         # JS throws that error back from a callback: Python gets the very same object
         fake.fns[1] = lambda *a: "e" + json.dumps(perr)
         apply = br.register(lambda f: f())
-        r = host.call_wire(apply, None, wire({"$": "cb", "id": 1, "n": "thrower"}))
+        r = host.call_wire(apply, None, wire({"$": "CB", "id": 1, "n": "thrower"}))
         _, back = decode(host, r)
         assert back["pid"] != perr["pid"] and back["type"] == "ValueError"
         # ... and re-raised as the original object inside Python
@@ -273,10 +273,10 @@ def test_errors_recross_unchanged_both_ways(host):
             return len(seen)
 
         catcher = br.register(catch)
-        assert host.call_wire(catcher, None, wire({"$": "cb", "id": 1, "n": "t"})) == 1
+        assert host.call_wire(catcher, None, wire({"$": "CB", "id": 1, "n": "t"})) == 1
         assert seen[0] is original
         # a JS error: JsCallbackError in Python, unchanged descriptor back in JS
-        jerr = {"$": "e", "lang": "js", "type": "RangeError", "msg": "bad", "classes":
+        jerr = {"$": "E", "lang": "js", "type": "RangeError", "msg": "bad", "classes":
                 ["RangeError", "Error"], "tb": ["at f (x.js:1:1)"], "data": {"jid": 7}}
         fake.fns[2] = lambda *a: "e" + json.dumps(jerr)
         caught = []
@@ -289,7 +289,7 @@ def test_errors_recross_unchanged_both_ways(host):
                 raise
 
         cj = br.register(catch_js)
-        _kind, back = decode(host, host.call_wire(cj, None, wire({"$": "cb", "id": 2, "n": "g"})))
+        _kind, back = decode(host, host.call_wire(cj, None, wire({"$": "CB", "id": 2, "n": "g"})))
         e = caught[0]
         assert isinstance(e, br.ForeignError) and e.language == "js"
         assert e.foreign_class == "RangeError" and str(e) == "[js RangeError] bad"
@@ -307,27 +307,27 @@ def test_errors_recross_unchanged_both_ways(host):
 def test_js_functions_fast_and_wire_calls_and_release(host):
     fake = host.js
     fake.fns[5] = lambda *a: sum(a)
-    fake.fns[6] = lambda text, *side: "j" + json.dumps({"$": "d", "k": ["n"], "v": [
+    fake.fns[6] = lambda text, *side: "j" + json.dumps({"$": "D", "k": ["n"], "v": [
         len(json.loads(text)[0])]})
     apply = br.register(lambda f, *a, **k: f(*a, **k))
     try:
-        assert host.call_wire(apply, None, wire({"$": "cb", "id": 5, "n": "add"}, 1, 2.5)) == 3.5
+        assert host.call_wire(apply, None, wire({"$": "CB", "id": 5, "n": "add"}, 1, 2.5)) == 3.5
         assert fake.calls[-1] == ("fast", 5, (1, 2.5))
-        r = decode(host, host.call_wire(apply, None, wire({"$": "cb", "id": 6, "n": "w"}, [1],
-                                                         {"$": "a", "i": 0, "d": "uint8",
+        r = decode(host, host.call_wire(apply, None, wire({"$": "CB", "id": 6, "n": "w"}, [1],
+                                                         {"$": "A", "i": 0, "d": "uint8",
                                                           "s": [2]}), b"\x01\x02"))
-        assert r == {"$": "d", "k": ["n"], "v": [2]}
+        assert r == {"$": "D", "k": ["n"], "v": [2]}
         kind, _cb, args, side = fake.calls[-1]
-        assert kind == "wire" and args[0][0] == [1] and args[0][1]["$"] == "a"
+        assert kind == "wire" and args[0][0] == [1] and args[0][1]["$"] == "A"
         assert bytes(side[0]) == b"\x01\x02"
         gc.collect()
         assert 5 in fake.released and 6 in fake.released  # dropped by Python: JS forgets
         # a JS function going home is the same function id
         echo = br.register(lambda x: x)
-        assert decode(host, host.call_wire(echo, None, wire({"$": "cb", "id": 9, "n": "f"}))) \
-            == {"$": "cb", "id": 9}
-        obj = decode(host, host.call_wire(echo, None, wire({"$": "o", "id": 4, "c": "Date"})))
-        assert obj == {"$": "o", "id": 4}
+        assert decode(host, host.call_wire(echo, None, wire({"$": "CB", "id": 9, "n": "f"}))) \
+            == {"$": "CB", "id": 9}
+        obj = decode(host, host.call_wire(echo, None, wire({"$": "O", "id": 4, "c": "Date"})))
+        assert obj == {"$": "O", "id": 4}
         gc.collect()
         assert 4 in fake.released_objects
         br.release(echo)
@@ -338,12 +338,12 @@ def test_js_functions_fast_and_wire_calls_and_release(host):
 def test_plain_fast_path_declines_what_converters_would_change(host):
     fake = host.js
     fake.fns[8] = lambda *a: 0
-    f = br.from_foreign("js", host.wire.dec({"$": "cb", "id": 8, "n": "f"}, []))
+    f = br.from_foreign("js", host.wire.dec({"$": "CB", "id": 8, "n": "f"}, []))
     f(1, "s", None, True, 2.5)
     assert fake.calls[-1] == ("fast", 8, (1, "s", None, True, 2.5))  # as they are
     f(br.NA_REAL)  # NA is not a plain float: through the descriptors
     assert fake.calls[-1][0] == "wire"
-    assert fake.calls[-1][2][0] == [{"$": "na", "d": "float64"}]
+    assert fake.calls[-1][2][0] == [{"$": "N", "d": "float64"}]
     host.out.register(float, lambda v, cx: br.Str(f"{v:.1f}"))  # a user's converter wins
     f(2.25)
     assert fake.calls[-1] == ("fast", 8, ("2.2",))
@@ -366,11 +366,11 @@ def test_async_js_results_are_awaitables(host):
             return self.value
 
     host.js.fns[3] = lambda *a: Promise(a[0] * 2)
-    host.js.fns[4] = lambda *a: Promise("e" + json.dumps({"$": "e", "lang": "js",
+    host.js.fns[4] = lambda *a: Promise("e" + json.dumps({"$": "E", "lang": "js",
                                                            "type": "Error", "msg": "late"}))
-    fc = br.from_foreign("js", host.wire.dec({"$": "cb", "id": 3, "n": "p"}, []))
+    fc = br.from_foreign("js", host.wire.dec({"$": "CB", "id": 3, "n": "p"}, []))
     assert asyncio.run(fc(21)) == 42
-    fe = br.from_foreign("js", host.wire.dec({"$": "cb", "id": 4, "n": "p"}, []))
+    fe = br.from_foreign("js", host.wire.dec({"$": "CB", "id": 4, "n": "p"}, []))
     with pytest.raises(JsCallbackError, match="late"):
         asyncio.run(fe(1))
     # synchronous code using the pending result as a value gets a clear error, not a coroutine
@@ -386,7 +386,7 @@ def test_async_js_results_are_awaitables(host):
 def test_register_converter_both_directions(host):
     from fractions import Fraction
 
-    spec = {"$": "d", "k": ["name", "python", "fromPython", "toJs", "toPython"],
+    spec = {"$": "D", "k": ["name", "python", "fromPython", "toJs", "toPython"],
             "v": ["frac", "fractions.Fraction", "lambda f: [f.numerator, f.denominator]", True,
                   "lambda d: Fraction(*d)"]}
     assert host.register_converter(json.dumps(spec)) == "sfrac"
@@ -394,14 +394,14 @@ def test_register_converter_both_directions(host):
     f = br.register(lambda: Fraction(3, 4))
     mul = br.register(lambda x: x * 2)
     try:
-        assert decode(host, host.call(f, None, 0)) == {"$": "c", "n": "frac", "v": [3, 4]}
-        r = decode(host, host.call_wire(mul, None, wire({"$": "c", "n": "frac", "v": [1, 3]})))
-        assert r == {"$": "c", "n": "frac", "v": [2, 3]}
-        err = decode(host, host.call_wire(mul, None, wire({"$": "c", "n": "nope", "v": 1})))[1]
+        assert decode(host, host.call(f, None, 0)) == {"$": "CV", "n": "frac", "v": [3, 4]}
+        r = decode(host, host.call_wire(mul, None, wire({"$": "CV", "n": "frac", "v": [1, 3]})))
+        assert r == {"$": "CV", "n": "frac", "v": [2, 3]}
+        err = decode(host, host.call_wire(mul, None, wire({"$": "CV", "n": "nope", "v": 1})))[1]
         assert err["type"] == "ConversionError" and "nope" in err["msg"]
         host.unregister_converter("frac", "fractions.Fraction")
         node = decode(host, host.call(f, None, 0))
-        assert node["$"] == "r" and node["t"] == "Fraction"
+        assert node["$"] == "R" and node["t"] == "Fraction"
         br.release(node["id"])
     finally:
         br.release(f)
@@ -415,12 +415,12 @@ def test_run_and_transform(host):
     assert err["type"] == "ZeroDivisionError"
     x = br.register(tb.tensor([[1.0, 2.0], [3.0, 4.0]]))
     try:  # value_and_grad of sum(w * w): the program JS traces for `w.mul(w).sum()`
-        prog = {"$": "d", "k": ["nodes", "out"], "v": [[
-            {"$": "d", "k": ["fn", "args"], "v": ["mul", [{"$": "sym", "i": 0},
-                                                          {"$": "sym", "i": 0}]]},
-            {"$": "d", "k": ["fn", "args"], "v": ["sum", [{"$": "sym", "i": 1}]]},
-        ], {"$": "sym", "i": 2}]}
-        r = host.transform("value_and_grad", json.dumps([[prog, [{"$": "h", "id": x}], None],
+        prog = {"$": "D", "k": ["nodes", "out"], "v": [[
+            {"$": "D", "k": ["fn", "args"], "v": ["mul", [{"$": "SY", "i": 0},
+                                                          {"$": "SY", "i": 0}]]},
+            {"$": "D", "k": ["fn", "args"], "v": ["sum", [{"$": "SY", "i": 1}]]},
+        ], {"$": "SY", "i": 2}]}
+        r = host.transform("value_and_grad", json.dumps([[prog, [{"$": "H", "id": x}], None],
                                                          None]))
         node = decode(host, r)
         v, g = node
@@ -438,9 +438,9 @@ def test_tensor_data_and_tensor_from(host):
     try:
         assert host.host_id(x) == -1  # not tfjs: JS gets the values as an Array
         node, side = decode(host, host.tensor_data(x))
-        assert node == {"$": "a", "i": 0, "d": "float64", "s": [4]}
+        assert node == {"$": "A", "i": 0, "d": "float64", "s": [4]}
         assert np.frombuffer(bytes(side[0])).tolist() == [1.0, 2.0, 3.0, 4.0]
-        r = host.tensor_from(wire({"$": "a", "i": 0, "d": "int32", "s": [4]}, [2, 2], "int32",
+        r = host.tensor_from(wire({"$": "A", "i": 0, "d": "int32", "s": [4]}, [2, 2], "int32",
                                   "numpy"), np.array([1, 2, 3, 4], np.int32).tobytes())
         assert decode(host, r) == ("tensor", "int32", "numpy", (2, 2))
         assert decode(host, host.tensor_list(x)) == [[1.0, 2.0], [3.0, 4.0]]
@@ -462,7 +462,7 @@ def test_typed_arrays_make_tensors_by_one_rule(host, fmt, values, dtype):
     assert t.dtype.name == dtype
     assert t.tolist() == values
     # an op given the typed array (the wire's Array node) makes the same tensor
-    node = {"$": "a", "i": 0, "d": {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16",
+    node = {"$": "A", "i": 0, "d": {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16",
                                     "i": "int32", "I": "uint32", "q": "int64", "Q": "uint64",
                                     "f": "float32", "d": "float64"}[fmt], "s": [len(values)]}
     r = host.call_wire(None, "add", json.dumps([[node, 0], None]),

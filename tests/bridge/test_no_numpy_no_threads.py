@@ -120,7 +120,7 @@ def test_bridge_imports_and_converts_without_numpy():
         import sys, json, array
         sys.modules["numpy"] = None
         import tensorbridge.bridge as br
-        from tensorbridge.bridge import js_host
+        from tensorbridge.bridge.js import host as js_host
         assert "numpy" not in [m.split(".")[0] for m in sys.modules if sys.modules[m]]
         table = repr(br.py_to_foreign["js"])
         d = br.to_foreign("js", [1, 2.5, "x", array.array("d", [1.5, 2.5])])
@@ -143,11 +143,11 @@ def test_bridge_imports_and_converts_without_numpy():
             def release(self, cb): pass
         host = js_host.JsHost(Js())
         kinds = br.register(lambda *a: [type(x).__name__ + str(getattr(x, "shape", "")) for x in a])
-        text = json.dumps([[{"$": "a", "i": 0, "d": "float32", "s": [2]},
-                            {"$": "cb", "id": 1, "n": "f"}], None])
+        text = json.dumps([[{"$": "A", "i": 0, "d": "float32", "s": [2]},
+                            {"$": "CB", "id": 1, "n": "f"}], None])
         got = host.call_wire(kinds, None, text, array.array("f", [1, 2]).tobytes())
         apply = br.register(lambda f: f(1, 2))
-        called = host.call_wire(apply, None, json.dumps([[{"$": "cb", "id": 1}], None]))
+        called = host.call_wire(apply, None, json.dumps([[{"$": "CB", "id": 1}], None]))
         print(json.dumps([("numpy.ndarray" in table), type(arr).__name__, arr.tolist(),
                           rback.tolist(), r.dtype, tb_view.tolist(), got, called,
                           "numpy" in sys.modules and sys.modules["numpy"] is not None]))

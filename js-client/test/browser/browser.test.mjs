@@ -337,7 +337,7 @@ _kind`))((i) => i);
           await total(() => { throw new TypeError("thrown on the main thread"); }, 1);
         } catch (e) { err = { type: e.pyType, jsType: e.type, message: e.message }; }
         const caught = await (await tb.runPython(`
-from tensorbridge.bridge.js_host import JsCallbackError
+from tensorbridge.bridge.js.host import JsCallbackError
 async def _caught(f):
     try:
         await f()

@@ -11,7 +11,8 @@ const tb = await boot();
 test("the bridge runs in Pyodide without NumPy and without threads", async () => {
   const r = await tb.runPython(`
 import sys, importlib.util
-from tensorbridge.bridge import dispatch, js_host
+from tensorbridge.bridge import dispatch
+from tensorbridge.bridge.js import host as js_host
 [importlib.util.find_spec("numpy") is None, sys.modules.get("numpy") is not None, dispatch.THREADS,
  type(js_host._HOST.session).__name__]`);
   assert.deepEqual(r, [true, false, false, "Session"]);
@@ -167,7 +168,7 @@ test("errors: JS errors reach Python as ForeignError and re-cross unchanged", as
   const original = new RangeError("out of range in JS");
   const seen = await tb.runPython(`
 import tensorbridge.bridge as br
-from tensorbridge.bridge.js_host import JsCallbackError
+from tensorbridge.bridge.js.host import JsCallbackError
 def _seen(cb):
     try:
         cb()
