@@ -4,13 +4,15 @@
 the scatter-add of rows as its gradient. The core ``take`` builds an index plan from the index
 *values* on the host, which a staged training step cannot do (the values change every batch);
 these kernels take the indices as a tensor argument, so the lookup is staged like any op.
-Kernels exist for ``numpy``, ``tensorflow`` and ``tfjs`` (TF.js inside Pyodide, written in JS
-below and evaluated once next to the tfjs kernel host); another backend adds its own with
-``tb.register_kernel(backend, "layers.gather_rows", fn)`` (and ``"layers.scatter_add_rows"``).
+Kernels exist for ``numpy``, ``tensorflow`` and ``tfjs`` (TF.js inside Pyodide: the JS is
+``backends/tfjs_layer_kernels.js``, evaluated once next to the tfjs kernel host); another backend
+adds its own with ``tb.register_kernel(backend, "layers.gather_rows", fn)`` (and
+``"layers.scatter_add_rows"``).
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
 from typing import Any
 
 from ..autodiff.core import Primitive, bind
@@ -358,78 +360,8 @@ def sparse_softmax_cross_entropy(labels: Tensor, logits: Tensor,
 
 
 # -- tfjs (TF.js inside Pyodide: the JS runs next to the tfjs backend's kernel host) -----------
-# Each kernel is one FFI call: the host's tensors are looked up by id, the result is registered
-# with the host (``H.adopt`` writes its shape into the shared scratch) and wrapped as a
-# TfjsArray. Computed in float32 (TF.js has no float64, see tfjs_backend).
-_TFJS_SRC = r"""
-"use strict";
-const get = H.get, put = H.adopt;
-const sc = (v) => tf.scalar(v, "float32");
-const val = (id, v) => (id > 0 ? get(id) : sc(v));
-const stackPut = (f) => put(tf.tidy(() => tf.stack(f())));
-return {
-  gather(t, i) { return put(tf.gather(get(t), get(i), 0)); },
-  scatter(u, i, numRows) {
-    const upd = get(u), idx = get(i);
-    return put(tf.tidy(() => {
-      const n = idx.size, tail = upd.shape.slice(idx.rank);
-      if (n === 0) return tf.zeros([numRows, ...tail], upd.dtype);
-      const rows = tf.reshape(upd, [n, ...tail]);
-      return tf.scatterND(tf.reshape(idx, [n, 1]), rows, [numRows, ...tail]);
-    }));
-  },
-  adam(p, g, m, v, aId, aVal, b1, b2, eps) {
-    return stackPut(() => {
-      const P = get(p), G = get(g), M = get(m), V = get(v);
-      const m2 = tf.add(M, tf.mul(tf.sub(G, M), sc(1 - b1)));
-      const v2 = tf.add(V, tf.mul(tf.sub(tf.mul(G, G), V), sc(1 - b2)));
-      const step = tf.div(tf.mul(val(aId, aVal), m2), tf.add(tf.sqrt(v2), sc(eps)));
-      return [tf.sub(P, step), m2, v2];
-    });
-  },
-  sgd(p, g, vel, lrId, lrVal, mu, nesterov) {
-    return stackPut(() => {
-      const step = tf.mul(val(lrId, lrVal), get(g));
-      const v2 = tf.sub(tf.mul(get(vel), sc(mu)), step);
-      const P = get(p);
-      return [nesterov ? tf.add(P, tf.sub(tf.mul(v2, sc(mu)), step)) : tf.add(P, v2), v2];
-    });
-  },
-  rmsprop(p, g, sq, lrId, lrVal, rho, eps) {
-    return stackPut(() => {
-      const G = get(g);
-      const s2 = tf.add(tf.mul(get(sq), sc(rho)), tf.mul(tf.mul(G, G), sc(1 - rho)));
-      const step = tf.div(tf.mul(val(lrId, lrVal), G), tf.sqrt(tf.add(s2, sc(eps))));
-      return [tf.sub(get(p), step), s2];
-    });
-  },
-  labelRange(l) {  // [min, max] of the labels (empty: [0, 0])
-    const x = get(l);
-    if (x.size === 0) return [0, 0];
-    return tf.tidy(() => [tf.min(x).dataSync()[0], tf.max(x).dataSync()[0]]);
-  },
-  sce(z, l, mean) {
-    const Z = get(z), L = get(l), depth = Z.shape[Z.rank - 1];
-    return put(tf.tidy(() => {
-      const z2 = tf.reshape(Z, [-1, depth]), lab = tf.reshape(L, [-1]);
-      if (lab.size === 0) return mean ? tf.scalar(0, Z.dtype) : tf.zeros(L.shape, Z.dtype);
-      const picked = tf.sum(tf.mul(z2, tf.oneHot(tf.cast(lab, "int32"), depth)), 1);
-      const loss = tf.sub(tf.logSumExp(z2, 1), picked);
-      return mean ? tf.mean(loss) : tf.reshape(loss, L.shape);
-    }));
-  },
-  sceGrad(z, l, g, mean) {
-    const Z = get(z), L = get(l), G = get(g), depth = Z.shape[Z.rank - 1];
-    return put(tf.tidy(() => {
-      const z2 = tf.reshape(Z, [-1, depth]), n = z2.shape[0];
-      const d = tf.sub(tf.softmax(z2), tf.oneHot(tf.cast(tf.reshape(L, [-1]), "int32"), depth));
-      const scaled = mean ? tf.mul(d, tf.div(G, sc(Math.max(n, 1))))
-        : tf.mul(d, tf.reshape(G, [-1, 1]));
-      return tf.reshape(scaled, Z.shape);
-    }));
-  },
-};
-"""
+# Each kernel is one FFI call into ``backends/tfjs_layer_kernels.js``: the host's tensors are
+# looked up by id, the result is registered with the host and wrapped as a TfjsArray.
 _TFJS: list[Any] = []  # [the JS kernel object, tfjs_backend], made on first use
 
 
@@ -441,7 +373,9 @@ def _tfjs() -> tuple[Any, Any]:
 
         if tb_._HOST is None:
             raise RuntimeError("tfjs backend: not installed")
-        _TFJS.extend([js.Function.new("H", "tf", _TFJS_SRC)(tb_._HOST, tb_._TF), tb_])
+        src = files(tb_.__package__).joinpath("tfjs_layer_kernels.js").read_text(encoding="utf-8")
+        make = js.Function.new("H", "tf", src + "\nreturn makeLayerKernels(H, tf);\n")
+        _TFJS.extend([make(tb_._HOST, tb_._TF), tb_])
     return _TFJS[0], _TFJS[1]
 
 
