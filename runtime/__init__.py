@@ -8,26 +8,26 @@ Everything here is re-exported as ``tensorbridge``::
 """
 
 from . import dtypes, layers, random, testing
-from .autodiff import (
-    CustomPrimitive,
-    Primitive,
-    Tracer,
-    check_grads,
+from .autodiff.api import (
     grad,
     hessian,
     hvp,
     jacfwd,
     jacobian,
     jvp,
-    primitive,
     value_and_grad,
     vjp,
-    vmap,
 )
+from .autodiff.batching import vmap
+from .autodiff.check import check_grads
+from .autodiff.core import Primitive, Tracer
+from .autodiff.custom import CustomPrimitive, primitive
 from .backends import (
     Backend,
     get_backend,
+    kernel_table,
     list_backends,
+    memory,
     register_backend,
     set_backend,
     use_backend,
@@ -53,8 +53,8 @@ from .graph import (
     simulate,
     variable,
 )
-from .kernels import KERNEL_NAMES, kernel_table, register_kernel
-from .lifetime import dispose, keep, memory, tidy
+from .kernels import KERNEL_NAMES, register_kernel
+from .lifetime import dispose, keep, tidy
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
 from .ppl import Draws, hmc, mcmc, nuts, opt  # bookkeeping in NumPy, or pure Python without it

@@ -42,6 +42,9 @@ class DType:
     itemsize: int
     kind: str  # "b" bool, "i" integer, "f" floating
     rank: int  # position in the promotion lattice
+    # the struct/buffer-protocol code of one element (also a NumPy dtype string): what
+    # memoryviews, array.array, NumPy and the clients' typed arrays agree on
+    buffer_format: str
 
     @property
     def is_floating(self) -> bool:
@@ -61,16 +64,17 @@ class DType:
         return (as_dtype, (self.name,))
 
 
-bool_ = DType("bool", 1, "b", 0)
-int32 = DType("int32", 4, "i", 1)
-int64 = DType("int64", 8, "i", 2)
-float32 = DType("float32", 4, "f", 3)
-float64 = DType("float64", 8, "f", 4)
+bool_ = DType("bool", 1, "b", 0, "?")
+int32 = DType("int32", 4, "i", 1, "i")
+int64 = DType("int64", 8, "i", 2, "q")
+float32 = DType("float32", 4, "f", 3, "f")
+float64 = DType("float64", 8, "f", 4, "d")
 
 DTYPES: dict[str, DType] = {d.name: d for d in (bool_, int32, int64, float32, float64)}
 # The values each integer dtype holds (by name: also a backend's storage dtype, e.g. TF.js's)
 INT_RANGE: dict[str, tuple[int, int]] = {"int32": (-(2**31), 2**31 - 1),
                                          "int64": (-(2**63), 2**63 - 1)}
+_BY_FORMAT = {d.buffer_format: d for d in DTYPES.values()}
 _BY_RANK = sorted(DTYPES.values(), key=lambda d: d.rank)
 _ALIASES = {"bool_": bool_, "float": float32, "int": int32, "double": float64, "logical": bool_}
 
@@ -97,6 +101,15 @@ def as_dtype(value: object, argname: str = "dtype") -> DType:
             f"{', '.join(DTYPES)} (or a NumPy/Python type of those)"
         )
     return found
+
+
+def from_buffer_format(fmt: str, itemsize: int) -> DType | None:
+    """The dtype of a buffer-protocol format (``memoryview.format``), None if unsupported.
+    A platform ``long`` ("l") is int32 or int64 by its item size."""
+    fmt = fmt.lstrip("@=<")
+    if fmt == "l":
+        return int64 if itemsize == 8 else int32
+    return _BY_FORMAT.get(fmt)
 
 
 def promote(a: DType, b: DType) -> DType:

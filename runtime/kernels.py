@@ -5,8 +5,8 @@ for ``numpy``, ``tf.Tensor`` for ``tensorflow``…). Ops, autodiff and everythin
 once against kernel *names*; a backend is whatever set of kernels is registered under its name.
 See ``ADDING_OPS.md`` next to this file for the recipe.
 
-    >>> import tensorbridge as tb
-    >>> print(tb.kernel_table())        # which backend implements what
+Backends register into this table (``backends`` imports it, never the other way);
+``tb.kernel_table()`` (in ``backends``, since it loads them) prints which backend implements what.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .errors import MissingKernelError
 __all__ = [
     "KERNEL_NAMES",
     "KernelRegistry",
-    "kernel_table",
+    "KernelTable",
     "register_kernel",
     "registry",
 ]
@@ -146,11 +146,3 @@ def register_kernel(backend: str, name: str, fn: Callable[..., Any] | None = Non
         return registry.register(backend, name, f)
 
     return deco
-
-
-def kernel_table() -> KernelTable:
-    """Which backend implements which kernel (loads the backends that are importable)."""
-    from .backends import load_all
-
-    load_all()
-    return registry.table()

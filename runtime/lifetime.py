@@ -1,5 +1,5 @@
-"""Memory accounting in the style of TensorFlow.js: ``memory()``, ``tidy()``, ``keep()``,
-``dispose()``.
+"""Tensor lifetimes in the style of TensorFlow.js: ``tidy()``, ``keep()``, ``dispose()``
+(``memory()``, the counts per backend, is in ``backends``).
 
 Python frees a tensor's buffer when the last reference goes, so most code needs none of this.
 It matters for long loops on accelerators and for tensors owned by R or JavaScript, where the
@@ -10,10 +10,14 @@ returned nor kept, and ``memory()`` lets tests check that counts return to their
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["dispose", "keep", "memory", "tidy"]
+from .pytree import tree_leaves
+from .tensor import Tensor
+
+__all__ = ["dispose", "keep", "record", "tidy"]
 
 # Tidy scopes are per thread, so a tidy on one thread never disposes another thread's tensors.
 # `open_scopes` counts open scopes in all threads: tensor creation checks it (one global read)
@@ -47,9 +51,6 @@ def _push() -> None:
 
 def _pop(keep_tree: Any) -> None:
     global open_scopes
-    from .pytree import tree_leaves
-    from .tensor import Tensor
-
     stack = _thread_scopes()
     created = stack.pop()
     with _count_lock:
@@ -95,9 +96,6 @@ def tidy(fn: Callable[..., Any] | None = None, *args: Any, **kwargs: Any) -> Any
 
 def keep(tensor: Any) -> Any:
     """Exempt ``tensor`` (or every tensor in a nested structure) from enclosing tidy scopes."""
-    from .pytree import tree_leaves
-    from .tensor import Tensor
-
     for t in tree_leaves(tensor):
         if isinstance(t, Tensor):
             _kept_ids.add(id(t))
@@ -106,33 +104,12 @@ def keep(tensor: Any) -> Any:
 
 
 def _forget_when_dead(t: Any) -> None:
-    import weakref
-
     tid = id(t)
     weakref.finalize(t, _kept_ids.discard, tid)
 
 
 def dispose(tree: Any) -> None:
     """Dispose a tensor or every tensor in a nested structure (lists, tuples, dicts)."""
-    from .pytree import tree_leaves
-    from .tensor import Tensor
-
     for t in tree_leaves(tree):
         if isinstance(t, Tensor):
             t.dispose()
-
-
-def memory(backend: Any = None) -> dict[str, Any]:
-    """Live tensors and bytes. ``memory()`` totals every loaded backend and lists each under
-    ``"backends"``; ``memory("numpy")`` gives one backend's counts."""
-    from .backends import get_backend, loaded_backends
-
-    if backend is not None:
-        return get_backend(backend).memory()
-    per = {b.name: b.memory() for b in loaded_backends()}
-    return {
-        "num_tensors": sum(m["num_tensors"] for m in per.values()),
-        "num_data_buffers": sum(m["num_data_buffers"] for m in per.values()),
-        "num_bytes": sum(m["num_bytes"] for m in per.values()),
-        "backends": per,
-    }

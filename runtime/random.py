@@ -16,7 +16,10 @@ import threading
 from typing import Any
 
 from . import dtypes as D
+from .backends import get_backend
 from .dtypes import as_dtype
+from .host_arrays import HostList, numpy_dtypes
+from .staging import note_concretization
 from .tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "normal", "seed", "uniform"]
@@ -172,8 +175,6 @@ class Generator:
 
     # -- raw bits ------------------------------------------------------------------------------
     def _words(self, n: int) -> Any:
-        from .staging import note_concretization
-
         note_concretization("a random number was drawn")  # a staged replay would repeat it
         nblocks = (n + 3) // 4
         with self._lock:
@@ -199,16 +200,11 @@ class Generator:
 
     def _to_backend(self, values: Any, shape: tuple[int, ...], dtype: D.DType,
                     backend: Any) -> Tensor:
-        from .backends import get_backend
-        from .ops.creation import HostList
-
         be = get_backend(backend)
         if _has_numpy():
             import numpy as np
 
-            from .backends.numpy_backend import TO_NUMPY
-
-            arr = np.asarray(values).astype(TO_NUMPY[dtype]).reshape(shape)
+            arr = np.asarray(values).astype(numpy_dtypes()[0][dtype]).reshape(shape)
             return be.from_host(arr, dtype, copy=False)
         cast = float if dtype.kind == "f" else int
         return be.from_host(HostList([cast(v) for v in values], shape, dtype), dtype, copy=False)

@@ -15,11 +15,13 @@ eagerly for it — never a silently frozen value.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import tensor as _tensor
 from .autodiff import core as _prim_mod
 from .pytree import tree_flatten, tree_unflatten
 from .tensor import ConcreteTensor, Tensor
@@ -129,6 +131,23 @@ def note_concretization(what: str) -> None:
     rec = _prim_mod.recorder
     if rec is not None and rec.reason is None and threading.get_ident() == rec.thread:
         rec.reason = what
+
+
+def _note_read(t: Tensor) -> None:
+    note_concretization(f"a value of tensor {t.id} with shape {t.shape} was read")
+
+
+@contextlib.contextmanager
+def recording(rec: Any) -> Iterator[None]:
+    """Make ``rec`` (a :class:`Recorder`, or an object with its ``call``/``reason``/``thread``)
+    see every primitive call and tensor read until the block ends; one recording at a time."""
+    with _lock:
+        previous = _prim_mod.recorder, _tensor.read_hook
+        _prim_mod.recorder, _tensor.read_hook = rec, _note_read
+        try:
+            yield
+        finally:
+            _prim_mod.recorder, _tensor.read_hook = previous
 
 
 class _Program:
@@ -477,15 +496,10 @@ class StagedFunction:
     def _trace(self, key: Any, leaves: list[Any], treedef: Any, args: Any, kwargs: Any) -> Any:
         if any(isinstance(x, _prim_mod.Tracer) for x in leaves):
             return self.fn(*args, **kwargs)  # called inside grad/jvp: no staging
-        with _lock:
-            rec = Recorder()
-            in_slots = [rec.add_input(x) for x in leaves if isinstance(x, Tensor)]
-            previous = _prim_mod.recorder
-            _prim_mod.recorder = rec
-            try:
-                out = self.fn(*args, **kwargs)
-            finally:
-                _prim_mod.recorder = previous
+        rec = Recorder()
+        in_slots = [rec.add_input(x) for x in leaves if isinstance(x, Tensor)]
+        with recording(rec):
+            out = self.fn(*args, **kwargs)
         out_leaves, out_def = tree_flatten(out)
         items: list[Any] = []
         for o in out_leaves:

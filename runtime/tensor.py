@@ -4,24 +4,49 @@ A tensor has a unique ``id``, a ``data_id`` naming the backend buffer it reads (
 share one buffer, e.g. after ``reshape`` on a backend that views), a ``shape``, a ``dtype`` and a
 ``backend``. Its lifetime follows Python's reference counting; ``dispose()`` (or ``tidy``) releases
 the buffer early, TensorFlow.js style, and later use raises :class:`DisposedTensorError`.
+
+This module is a leaf of the runtime: it imports only dtypes and errors. Backends create tensors
+(``backends.base.make_tensor``), and the operators and op methods (``x + y``, ``x.sum()``) reach
+the ops through a table that :mod:`tensorbridge.runtime.ops` installs when it is imported
+(:func:`set_op_table`, as TF.js's ``setOpHandler``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import lifetime as _lifetime
 from .dtypes import DType
 from .errors import DisposedTensorError
 
 if TYPE_CHECKING:
     from .backends.base import Backend
 
-__all__ = ["ConcreteTensor", "Tensor"]
+__all__ = ["OP_TABLE_NAMES", "ConcreteTensor", "Tensor", "set_op_table"]
 
-_next_id = itertools.count(1).__next__
+next_tensor_id = itertools.count(1).__next__
+
+# The ops Tensor's operators and methods call, by name; ``to_backend(x, backend)`` backs ``to``.
+OP_TABLE_NAMES = (
+    "abs add cast divide equal exp expand_dims floor_divide getitem greater greater_equal less "
+    "less_equal log logical_and logical_not logical_or matmul max mean min mod multiply negative "
+    "not_equal power prod reshape squeeze subtract sum to_backend transpose"
+).split()
+_ops: Any = None  # the installed op table (an object with the OP_TABLE_NAMES attributes)
+
+# While a staged recording is open (staging.py), called with each tensor whose value is read.
+read_hook: Callable[[Tensor], None] | None = None
+
+
+def set_op_table(table: Any) -> None:
+    """Install the ops behind Tensor's operators and methods (``ops`` does this on import)."""
+    global _ops
+    missing = [n for n in OP_TABLE_NAMES if not hasattr(table, n)]
+    if missing:
+        raise TypeError(f"set_op_table: the table lacks {', '.join(missing)}")
+    _ops = table
 
 
 class _Disposed:
@@ -71,10 +96,8 @@ class Tensor:
         data = self._data
         if data.__class__ is _Disposed:
             raise DisposedTensorError(self.id)
-        if _prim.recorder is not None:
-            from .staging import note_concretization
-
-            note_concretization(f"a value of tensor {self.id} with shape {self.shape} was read")
+        if read_hook is not None:
+            read_hook(self)
         return data
 
     def _raw_unchecked(self) -> Any:
@@ -157,12 +180,7 @@ class Tensor:
     # -- conversion -------------------------------------------------------------------------
     def to(self, backend: Any) -> Tensor:
         """An explicit copy of this tensor onto another backend ("numpy", "tensorflow"…)."""
-        from .backends import get_backend
-
-        target = get_backend(backend)
-        if target is self.backend:
-            return self
-        return target.from_host(self.backend.to_host(self._raw()), self.dtype)
+        return _ops.to_backend(self, backend)
 
     def astype(self, dtype: Any) -> Tensor:
         return _ops.cast(self, dtype)
@@ -335,21 +353,3 @@ class ConcreteTensor(Tensor):
                 self.backend._release(self.data_id)
             except Exception:  # interpreter shutdown: the backend may already be gone
                 pass
-
-
-def make_tensor(backend: Backend, raw: Any, shape: tuple, dtype: DType, data_id: int) -> Tensor:
-    """Create the Tensor object for a raw buffer (backends call this; users call ``tensor``)."""
-    t = object.__new__(ConcreteTensor)
-    t.id = _next_id()
-    t._data = raw
-    t.backend = backend
-    t.data_id = data_id
-    t.shape = shape
-    t.dtype = dtype
-    if _lifetime.open_scopes:
-        _lifetime.record(t)
-    return t
-
-
-from . import ops as _ops  # noqa: E402  (operators need the op functions; ops needs Tensor)
-from .autodiff import core as _prim  # noqa: E402

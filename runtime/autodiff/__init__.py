@@ -1,24 +1,8 @@
-"""Automatic differentiation: reverse and forward mode over primitives, composable."""
+"""Automatic differentiation: the core every op binds through (``core``: Primitive, Trace,
+Tracer, bind) and the transformations over it (``api``: grad, jvp, vjp…; ``batching``: vmap;
+``custom``: user primitives; ``check``: gradient checks).
 
-from .api import grad, hessian, hvp, jacfwd, jacobian, jvp, value_and_grad, vjp
-from .batching import vmap
-from .check import check_grads
-from .core import Primitive, Tracer
-from .custom import CustomPrimitive, primitive
-
-__all__ = [
-    "CustomPrimitive",
-    "Primitive",
-    "Tracer",
-    "check_grads",
-    "grad",
-    "hessian",
-    "hvp",
-    "jacfwd",
-    "jacobian",
-    "jvp",
-    "primitive",
-    "value_and_grad",
-    "vjp",
-    "vmap",
-]
+The package imports none of its modules: the core sits below the ops and the transformations
+above them, so importing ``autodiff.core`` must not pull the transformations in. Import from the
+modules (``tensorbridge`` re-exports the public names).
+"""

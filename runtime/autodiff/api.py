@@ -13,6 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import NonDifferentiableError, ShapeError
+from ..ops.creation import as_tensor, full, zeros, zeros_like
+from ..ops.indexing import index_update
+from ..ops.shape import reshape, stack
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .forward import ForwardTrace, ForwardTracer, new_forward_tracer
@@ -22,7 +25,7 @@ __all__ = ["grad", "hessian", "hvp", "jacfwd", "jacobian", "jvp", "value_and_gra
 
 
 def _to_float_tensor(x: Any, where: str) -> Tensor:
-    t = x if isinstance(x, Tensor) else _ops().dispatch.as_tensor(x, where)
+    t = x if isinstance(x, Tensor) else as_tensor(x, where)
     if t.dtype.kind != "f":
         raise NonDifferentiableError(
             f"{where}: can only differentiate with respect to floating-point values, got dtype "
@@ -130,24 +133,12 @@ def _unwrap_tree(tree: Any, trace: ReverseTrace) -> Any:
     return tree_unflatten(td, [_unwrap_reverse(x, trace) for x in leaves])
 
 
-def _ops() -> Any:
-    from .. import ops  # autodiff is imported before ops; resolve once, at first use
-
-    global _ops_module
-    _ops_module = ops
-    return ops
-
-
-_ops_module: Any = None
-
-
 def _zeros_like(t: Any) -> Tensor:
-    return (_ops_module or _ops()).zeros_like(t)
+    return zeros_like(t)
 
 
 def _ones_like(t: Any) -> Tensor:
-    ops = _ops_module or _ops()
-    return ops.full(t.shape, 1, t.dtype, t.backend)
+    return full(t.shape, 1, t.dtype, t.backend)
 
 
 def value_and_grad(
@@ -243,9 +234,6 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
 
 
 def _basis(n: int, like: Tensor, k: int) -> Tensor:
-    from ..ops.creation import full, zeros
-    from ..ops.indexing import index_update
-
     z = zeros((n,), like.dtype, like.backend)
     return index_update(z, k, full((), 1.0, like.dtype, like.backend))
 
@@ -262,8 +250,6 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
 
 def _jac(f: Callable[..., Any], argnums: int | Sequence[int], mode: str) -> Callable[..., Any]:
-    from ..ops.shape import reshape, stack
-
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), _name(f))
@@ -337,8 +323,6 @@ def _jac(f: Callable[..., Any], argnums: int | Sequence[int], mode: str) -> Call
 
 
 def _zeros_shape(shape: tuple[int, ...], like: Tensor) -> Tensor:
-    from ..ops.creation import zeros
-
     return zeros(shape, like.dtype, like.backend)
 
 

@@ -16,9 +16,21 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..ops.creation import as_tensor
+from ..ops.indexing import IndexArray, IndexPlan
+from ..ops.shape import (
+    broadcast_shapes,
+    broadcast_to,
+    expand_dims,
+    reshape,
+    squeeze,
+    stack,
+    transpose,
+)
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .core import Primitive, Trace, Tracer, bind
+from .custom import CustomPrimitive
 
 __all__ = ["BatchTrace", "BatchTracer", "batch_rule", "vmap"]
 
@@ -28,7 +40,6 @@ _RULES: dict[str, BatchRule] = {}
 
 def batch_rule(*names: str) -> Callable[[BatchRule], BatchRule]:
     """Register a batching rule for the primitives called ``names``."""
-
     def deco(fn: BatchRule) -> BatchRule:
         for n in names:
             _RULES[n] = fn
@@ -73,16 +84,12 @@ class BatchTrace(Trace):
 
 
 def _is_custom(prim: Primitive) -> bool:
-    from .custom import CustomPrimitive
-
     return isinstance(prim, CustomPrimitive)
 
 
 def _loop(prim: Primitive, values: list[Any], batched: list[bool], size: int,
           params: dict[str, Any]) -> Any:
     """The always-correct fallback: run each example separately and stack."""
-    from ..ops.shape import stack
-
     outs = []
     for b in range(size):
         args = [v[b] if bt else v for v, bt in zip(values, batched)]
@@ -97,16 +104,12 @@ def _rank(v: Any, batched: bool) -> int:
 
 def _lift(v: Any, rank: int) -> Any:
     """A batched value (B, *s) reshaped to (B, 1.., *s) so that its example part has ``rank``."""
-    from ..ops.shape import reshape
-
     extra = rank - (v.ndim - 1)
     return v if extra <= 0 else reshape(v, (v.shape[0], *([1] * extra), *v.shape[1:]))
 
 
 def _materialise(v: Any, size: int) -> Any:
     """An unbatched tensor broadcast to (B, *shape)."""
-    from ..ops.shape import broadcast_to, expand_dims
-
     return broadcast_to(expand_dims(v, 0), (size, *v.shape))
 
 
@@ -180,8 +183,6 @@ def _concat(values: list[Any], batched: list[bool], size: int, *, prim: Primitiv
 def _batched_plan(plan: Any, shape: tuple[int, ...]) -> Any:
     """The index plan for (B, *shape) that applies ``plan`` to every example, or None when
     NumPy's placement of advanced-index dimensions would move the batch axis."""
-    from ..ops.indexing import IndexArray, IndexPlan
-
     idx = plan.numpy_index
     # index arrays: NumPy's, or IndexArray where NumPy is absent (Pyodide)
     advanced = [i for i, k in enumerate(idx) if isinstance(k, IndexArray)
@@ -212,8 +213,6 @@ def _scatter(values: list[Any], batched: list[bool], size: int, *, prim: Primiti
 
 @batch_rule("matmul")
 def _matmul(values: list[Any], batched: list[bool], size: int, *, prim: Primitive) -> Any:
-    from ..ops.shape import expand_dims, squeeze
-
     a, b = values
     ra, rb = _rank(a, batched[0]), _rank(b, batched[1])
     squeeze_axis = None
@@ -240,7 +239,6 @@ def _cholesky(values: list[Any], batched: list[bool], size: int, *, prim: Primit
 @batch_rule("triangular_solve")
 def _trisolve(values: list[Any], batched: list[bool], size: int, *, prim: Primitive,
               **params: Any) -> Any:
-    from ..ops.shape import broadcast_shapes, broadcast_to
 
     a, b = (v if bt else _materialise(v, size) for v, bt in zip(values, batched))
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -260,9 +258,6 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: int = 0) -> Callable
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
-        from ..ops.dispatch import as_tensor
-        from ..ops.shape import transpose
-
         axes = in_axes if isinstance(in_axes, tuple | list) else (in_axes,) * len(args)
         if len(axes) != len(args):
             raise ValueError(

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..pytree import tree_flatten, tree_unflatten
+from ..random import Generator
 from ..tensor import Tensor
 from .api import jvp, vjp
 
@@ -61,8 +62,6 @@ def check_grads(
     derivative functions themselves are checked recursively. Every floating-point tensor among
     ``args`` (nested structures allowed) is perturbed; others are held fixed.
     """
-    from ..random import Generator
-
     gen = Generator(seed)
     args = list(args)
     leaves, _ = tree_flatten(args)
@@ -120,8 +119,6 @@ def check_grads(
 
 
 def _fixed_like(x: Any, seed: int) -> Any:
-    from ..random import Generator
-
     return Generator(seed).normal(x.shape, dtype=x.dtype, backend=x.backend)
 
 

@@ -29,8 +29,9 @@ class Primitive:
 
     ``vjp_rules[i]`` maps the output cotangent ``g`` to argument ``i``'s cotangent;
     ``jvp_rules[i]`` maps argument ``i``'s tangent to the output tangent. A missing JVP rule is
-    derived from the VJP rule by transposition (the VJP is linear in ``g``), so defining VJPs is
-    enough for both modes. A missing VJP rule makes the argument non-differentiable.
+    derived from the VJP rule by transposition (the VJP is linear in ``g``; see
+    ``forward.jvp_rule``), so defining VJPs is enough for both modes. A missing VJP rule makes
+    the argument non-differentiable.
     """
 
     __slots__ = ("impl", "jvp_rules", "name", "vjp_rules")
@@ -65,18 +66,6 @@ class Primitive:
                 f"op '{self.name}' is not differentiable with respect to argument {i}; "
                 f"wrap that input in tensorbridge.stop_gradient(...) if no gradient should flow"
             )
-        return rule
-
-    def jvp_rule(self, i: int) -> JVPRule:
-        rules = self.jvp_rules
-        rule = rules[i] if i < len(rules) else None
-        if rule is None:
-            from .forward import jvp_from_vjp
-
-            rule = jvp_from_vjp(self.vjp_rule(i))
-            while len(self.jvp_rules) <= i:
-                self.jvp_rules.append(None)
-            self.jvp_rules[i] = rule
         return rule
 
     def __call__(self, *args: Any, **params: Any) -> Any:

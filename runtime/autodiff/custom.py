@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..ops.arguments import is_scalar
+from ..ops.creation import as_tensor, tensor
 from ..tensor import Tensor
 from .core import Primitive, bind
 
@@ -45,15 +47,11 @@ class CustomPrimitive(Primitive):
     def _impl(self, *args: Any, **params: Any) -> Any:
         out = self.forward(*args, **params)
         if not isinstance(out, Tensor):
-            from ..ops.creation import tensor
-
             like = next((a for a in args if isinstance(a, Tensor)), None)
             out = tensor(out, backend=like.backend if like is not None else None)
         return out
 
     def __call__(self, *args: Any, **params: Any) -> Any:
-        from ..ops.dispatch import as_tensor, is_scalar
-
         conv = [a if isinstance(a, Tensor) or is_scalar(a) else as_tensor(a, f"argument {i}")
                 for i, a in enumerate(args)]
         return bind(self, conv, params)

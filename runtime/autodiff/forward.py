@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .core import Primitive, Trace, Tracer, bind
+from ..ops.creation import zeros_like
+from ..ops.shape import broadcast_to
+from .core import JVPRule, Primitive, Trace, Tracer, bind
+from .reverse import ReverseTrace, ReverseTracer, backward
 
-__all__ = ["ForwardTrace", "ForwardTracer", "jvp_from_vjp"]
+__all__ = ["ForwardTrace", "ForwardTracer", "jvp_from_vjp", "jvp_rule"]
 
 
 class ForwardTracer(Tracer):
@@ -44,15 +47,25 @@ class ForwardTrace(Trace):
             return ans
         out = None
         for i, t in tangents:
-            ti = prim.jvp_rule(i)(t, ans, *primals, **params)
+            ti = jvp_rule(prim, i)(t, ans, *primals, **params)
             if ti is None:
                 continue
             out = ti if out is None else out + ti
         if out is not None and tuple(out.shape) != tuple(ans.shape):
-            from ..ops.shape import broadcast_to
-
             out = broadcast_to(out, ans.shape)
         return new_forward_tracer(ans, self, out)
+
+
+def jvp_rule(prim: Primitive, i: int) -> JVPRule:
+    """Argument ``i``'s JVP rule: the primitive's own, else derived from its VJP rule (once)."""
+    rules = prim.jvp_rules
+    rule = rules[i] if i < len(rules) else None
+    if rule is None:
+        rule = jvp_from_vjp(prim.vjp_rule(i))
+        while len(rules) <= i:
+            rules.append(None)
+        rules[i] = rule
+    return rule
 
 
 def jvp_from_vjp(vjp_rule: Any) -> Any:
@@ -62,8 +75,6 @@ def jvp_from_vjp(vjp_rule: Any) -> Any:
     tangent ``t`` is ``J t``. So run the VJP rule under a reverse trace in ``g`` (at any point, we
     use zeros) and pull ``t`` back through it.
     """
-    from ..ops.creation import zeros_like
-    from .reverse import ReverseTrace, ReverseTracer, backward
 
     def rule(t: Any, ans: Any, *args: Any, **params: Any) -> Any:
         trace = ReverseTrace()

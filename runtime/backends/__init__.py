@@ -14,15 +14,19 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .base import Backend
+from ..kernels import KernelTable, registry
+from .base import Backend, register_compiler
 
 __all__ = [
     "Backend",
     "get_backend",
+    "kernel_table",
     "list_backends",
     "load_all",
     "loaded_backends",
+    "memory",
     "register_backend",
+    "register_compiler",
     "set_backend",
     "use_backend",
 ]
@@ -121,3 +125,23 @@ def load_all() -> list[str]:
 def list_backends() -> dict[str, str]:
     """Each registered backend with its state: 'loaded' or 'registered'."""
     return {n: ("loaded" if n in _LOADED else "registered") for n in sorted(_FACTORIES)}
+
+
+def kernel_table() -> KernelTable:
+    """Which backend implements which kernel (loads the backends that are importable)."""
+    load_all()
+    return registry.table()
+
+
+def memory(backend: Any = None) -> dict[str, Any]:
+    """Live tensors and bytes. ``memory()`` totals every loaded backend and lists each under
+    ``"backends"``; ``memory("numpy")`` gives one backend's counts."""
+    if backend is not None:
+        return get_backend(backend).memory()
+    per = {b.name: b.memory() for b in loaded_backends()}
+    return {
+        "num_tensors": sum(m["num_tensors"] for m in per.values()),
+        "num_data_buffers": sum(m["num_data_buffers"] for m in per.values()),
+        "num_bytes": sum(m["num_bytes"] for m in per.values()),
+        "backends": per,
+    }

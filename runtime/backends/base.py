@@ -10,13 +10,45 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from .. import lifetime as _lifetime
 from ..dtypes import DType
 from ..kernels import registry
-from ..tensor import Tensor, make_tensor
+from ..tensor import ConcreteTensor, Tensor, next_tensor_id
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "make_tensor", "register_compiler"]
+
+_new = object.__new__
+
+
+def make_tensor(backend: Backend, raw: Any, shape: tuple[int, ...], dtype: DType,
+                data_id: int) -> Tensor:
+    """The Tensor object for a raw buffer: the one place tensors are made (``Backend.wrap`` and
+    ``share`` call it; users call ``tensorbridge.tensor``). Open ``tidy`` scopes record it."""
+    t = _new(ConcreteTensor)
+    t.id = next_tensor_id()
+    t._data = raw
+    t.backend = backend
+    t.data_id = data_id
+    t.shape = shape
+    t.dtype = dtype
+    if _lifetime.open_scopes:
+        _lifetime.record(t)
+    return t
+
+
+# backend name -> compiler(fn, backend), filled from above (``compile.py``): a backend does not
+# import the staging or graph machinery that compiles for it
+_COMPILERS: dict[str, Callable[[Callable[..., Any], Backend], Any]] = {}
+
+
+def register_compiler(backend: str,
+                      compiler: Callable[[Callable[..., Any], Backend], Any]) -> None:
+    """Make ``compiler(fn, backend)`` what ``Backend.compile`` (``tb.function``) uses for
+    ``backend``."""
+    _COMPILERS[backend] = compiler
 
 
 class Backend:
@@ -69,8 +101,10 @@ class Backend:
         return False
 
     def compile(self, fn: Any) -> Any:
-        """A compiled version of a tensor function (default: the function itself)."""
-        return fn
+        """A compiled version of a tensor function: the registered compiler's (see
+        ``register_compiler``), else the function itself."""
+        compiler = _COMPILERS.get(self.name)
+        return fn if compiler is None else compiler(fn, self)
 
     def scalar(self, value: Any, dtype: DType) -> Any:
         """A Python scalar as the kernels of this backend want it next to a ``dtype`` tensor."""

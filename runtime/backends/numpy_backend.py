@@ -11,36 +11,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes as D
 from ..dtypes import DType
+from ..host_arrays import dtype_from_numpy, numpy_dtypes
 from ..kernels import register_kernel
 from ..tensor import Tensor
 from . import special_numpy
-from .base import Backend
+from .base import Backend, make_tensor
 
 __all__ = ["NumpyBackend"]
 
 NAME = "numpy"
 
-TO_NUMPY: dict[DType, Any] = {
-    D.bool_: np.dtype(np.bool_),
-    D.int32: np.dtype(np.int32),
-    D.int64: np.dtype(np.int64),
-    D.float32: np.dtype(np.float32),
-    D.float64: np.dtype(np.float64),
-}
-FROM_NUMPY: dict[Any, DType] = {v: k for k, v in TO_NUMPY.items()}
+TO_NUMPY, FROM_NUMPY = numpy_dtypes()
 _SCALAR_CACHE: dict[tuple[Any, DType], Any] = {}
-
-
-def numpy_dtype_to_runtime(npdtype: Any, argname: str = "data") -> DType:
-    found = FROM_NUMPY.get(np.dtype(npdtype))
-    if found is None:
-        raise TypeError(
-            f"{argname}: NumPy dtype {np.dtype(npdtype).name} is not supported; expected one of "
-            f"{', '.join(D.DTYPES)} (pass dtype=... to convert)"
-        )
-    return found
 
 
 class NumpyBackend(Backend):
@@ -53,26 +36,17 @@ class NumpyBackend(Backend):
         try:
             return FROM_NUMPY[raw.dtype]
         except KeyError:
-            return numpy_dtype_to_runtime(raw.dtype, "kernel result")
+            return dtype_from_numpy(raw.dtype, "kernel result")
 
     def wrap(self, raw: Any) -> Tensor:
-        # The hot path of every op: inlined base.wrap with NumPy's precomputed nbytes.
+        # The hot path of every op: base.wrap with NumPy's precomputed nbytes.
         data_id = self._next_data_id()
         self._live[data_id] = raw.nbytes
         try:
             dtype = FROM_NUMPY[raw.dtype]
         except KeyError:
-            dtype = numpy_dtype_to_runtime(raw.dtype, "kernel result")
-        t = _new(_Concrete)
-        t.id = _next_id()
-        t._data = raw
-        t.backend = self
-        t.data_id = data_id
-        t.shape = raw.shape
-        t.dtype = dtype
-        if _lifetime.open_scopes:
-            _lifetime.record(t)
-        return t
+            dtype = dtype_from_numpy(raw.dtype, "kernel result")
+        return make_tensor(self, raw, raw.shape, dtype, data_id)
 
     def from_host(self, value: Any, dtype: DType | None = None, copy: bool = True) -> Tensor:
         npd = TO_NUMPY[dtype] if dtype is not None else None
@@ -86,7 +60,7 @@ class NumpyBackend(Backend):
         else:
             arr = np.asarray(value, dtype=npd)
         if arr.dtype not in FROM_NUMPY:
-            numpy_dtype_to_runtime(arr.dtype)
+            dtype_from_numpy(arr.dtype)
         return self.wrap(arr)
 
     def to_numpy(self, raw: Any) -> Any:
@@ -100,11 +74,6 @@ class NumpyBackend(Backend):
     def to_host(self, raw: Any) -> Any:
         return raw
 
-    def compile(self, fn: Any) -> Any:
-        from ..staging import StagedFunction
-
-        return StagedFunction(fn, self)
-
     def scalar(self, value: Any, dtype: DType) -> Any:
         # A cached 0-d array: NumPy's fastest operand kind, and exact dtype on NumPy 1 and 2.
         key = (value, dtype)
@@ -116,13 +85,6 @@ class NumpyBackend(Backend):
                     _SCALAR_CACHE.clear()
                 _SCALAR_CACHE[key] = arr
         return arr
-
-
-from .. import lifetime as _lifetime  # noqa: E402
-from ..tensor import ConcreteTensor as _Concrete  # noqa: E402
-from ..tensor import _next_id  # noqa: E402
-
-_new = object.__new__
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,23 +26,20 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .. import lifetime as _lifetime
 from .. import staging as _staging
-from ..autodiff import core as _core
 from ..autodiff.core import Tracer
 from ..dtypes import DType
 from ..errors import BackendMismatchError, TensorBridgeError
-from ..ops.creation import HostList
+from ..host_arrays import HostList, dtype_from_numpy, numpy_dtypes
 from ..pytree import tree_flatten, tree_unflatten
-from ..tensor import ConcreteTensor, Tensor, _next_id
-from .base import Backend
-from .numpy_backend import TO_NUMPY, numpy_dtype_to_runtime
+from ..tensor import Tensor
+from .base import Backend, make_tensor
 from .tensorflow_kernels import FROM_TF, NAME, TO_TF, constant
 
 __all__ = ["CompiledFunction", "SymbolicValueError", "TensorflowBackend"]
 
 _EagerTensor = type(tf.constant(0))
-_new = object.__new__
+TO_NUMPY = numpy_dtypes()[0]
 
 
 class SymbolicValueError(TensorBridgeError, TypeError):
@@ -91,18 +88,7 @@ class TensorflowBackend(Backend):
                 n *= d
         except (AttributeError, KeyError, TypeError):
             return self._wrap_checked(raw)
-        data_id = self._next_data_id()
-        self._live[data_id] = n
-        t = _new(ConcreteTensor)  # make_tensor, inlined
-        t.id = _next_id()
-        t._data = raw
-        t.backend = self
-        t.data_id = data_id
-        t.shape = shape
-        t.dtype = dtype
-        if _lifetime.open_scopes:
-            _lifetime.record(t)
-        return t
+        return self._make(raw, shape, dtype, n)
 
     def _wrap_checked(self, raw: Any) -> Tensor:
         if not isinstance(raw, tf.Tensor):
@@ -118,16 +104,7 @@ class TensorflowBackend(Backend):
     def _make(self, raw: Any, shape: tuple[int, ...], dtype: DType, nbytes: int) -> Tensor:
         data_id = self._next_data_id()
         self._live[data_id] = nbytes
-        t = _new(ConcreteTensor)
-        t.id = _next_id()
-        t._data = raw
-        t.backend = self
-        t.data_id = data_id
-        t.shape = shape
-        t.dtype = dtype
-        if _lifetime.open_scopes:
-            _lifetime.record(t)
-        return t
+        return make_tensor(self, raw, shape, dtype, data_id)
 
     # -- host transfer ----------------------------------------------------------------------
     def from_host(self, value: Any, dtype: DType | None = None, copy: bool = True) -> Tensor:
@@ -142,7 +119,7 @@ class TensorflowBackend(Backend):
                 if arr.dtype != npd:
                     arr = arr.astype(npd)
             else:
-                numpy_dtype_to_runtime(arr.dtype)  # rejects float16, unsigned, object…
+                dtype_from_numpy(arr.dtype)  # rejects float16, unsigned, object…
         raw = tf.constant(arr)
         if self.gpus:
             raw = tf.identity(raw)  # an op, so default placement puts the buffer on the GPU
@@ -308,15 +285,11 @@ class CompiledFunction:
         tf_fn = tf.function(graph_fn, input_signature=specs, autograph=False,
                             jit_compile=self.jit_compile or None)
         monitor = _TraceMonitor()
-        with _staging._lock:  # the recorder slot is process-global: one trace at a time
-            previous = _core.recorder
-            _core.recorder = monitor
-            try:
+        try:
+            with _staging.recording(monitor):
                 concrete = tf_fn.get_concrete_function()
-            except SymbolicValueError as e:
-                monitor.reason = monitor.reason or str(e)
-            finally:
-                _core.recorder = previous
+        except SymbolicValueError as e:
+            monitor.reason = monitor.reason or str(e)
         if monitor.reason is not None:
             warnings.warn(
                 f"tensorbridge.function({name}): runs eagerly for this input signature because "

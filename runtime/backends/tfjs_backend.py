@@ -50,11 +50,11 @@ from array import array
 from typing import Any
 
 from .. import dtypes as D
-from .. import lifetime as _lifetime
 from ..dtypes import DType
+from ..host_arrays import HostList, dtype_from_numpy, flatten_nested, numpy_dtypes
 from ..kernels import register_kernel
-from ..tensor import ConcreteTensor, _next_id
-from .base import Backend
+from . import get_backend, register_backend, set_backend
+from .base import Backend, make_tensor
 from .tfjs_host import HOST_JS, IN_OFFSET, SCRATCH_INTS
 
 __all__ = ["PrecisionWarning", "TfjsArray", "TfjsBackend", "install", "installed"]
@@ -192,37 +192,19 @@ class TfjsBackend(Backend):
         for d in raw.shape:
             n *= d
         self._live[data_id] = n
-        t = _new(ConcreteTensor)
-        t.id = _next_id()
-        t._data = raw
-        t.backend = self
-        t.data_id = data_id
-        t.shape = raw.shape
-        t.dtype = raw.dtype
-        if _lifetime.open_scopes:
-            _lifetime.record(t)
-        return t
-
-    def compile(self, fn: Any) -> Any:
-        """Staged like NumPy (``staging.py``): the kernel calls are recorded once per input
-        signature and replayed on raw host ids (a training step: ~1.8x faster in Pyodide)."""
-        from ..staging import StagedFunction
-
-        return StagedFunction(fn, self)
+        return make_tensor(self, raw, raw.shape, raw.dtype, data_id)
 
     def storage_dtype(self, dtype: Any) -> str:
         """The TF.js dtype that holds a runtime dtype (float64 -> 'float32')."""
         return STORAGE[D.as_dtype(dtype)]
 
     def from_host(self, value: Any, dtype: DType | None = None, copy: bool = True) -> Any:
-        from ..ops.creation import HostList, _flatten_nested
-
         if isinstance(value, HostList):
             values, shape, dt = value.values, tuple(value.shape), dtype or value.dtype
         elif hasattr(value, "__array_interface__") and hasattr(value, "dtype"):
             return self._from_numpy(value, dtype)
         elif isinstance(value, list | tuple):
-            shape, values = _flatten_nested(value)
+            shape, values = flatten_nested(value)
             dt = dtype or D.float32
         else:
             values, shape, dt = [value], (), dtype or D.weak_scalar_dtype(value)
@@ -231,9 +213,7 @@ class TfjsBackend(Backend):
     def _from_numpy(self, value: Any, dtype: DType | None) -> Any:
         import numpy as np
 
-        from .numpy_backend import numpy_dtype_to_runtime
-
-        dt = dtype or numpy_dtype_to_runtime(value.dtype)
+        dt = dtype or dtype_from_numpy(value.dtype)
         st = _storage(dt)
         arr = np.asarray(value)
         if dt.kind == "i" and arr.size and arr.dtype.kind in "iu":
@@ -275,12 +255,10 @@ class TfjsBackend(Backend):
     def to_numpy(self, raw: Any) -> Any:
         import numpy as np
 
-        from .numpy_backend import TO_NUMPY
-
         mv = self.host.read(raw.id).to_py()
         st = _NP_STORAGE[STORAGE[raw.dtype]]
         arr = np.frombuffer(mv, dtype=np.uint8 if st == "bool" else st).reshape(raw.shape)
-        arr = arr.astype(TO_NUMPY[raw.dtype])
+        arr = arr.astype(numpy_dtypes()[0][raw.dtype])
         arr.flags.writeable = False
         return arr
 
@@ -330,8 +308,6 @@ def install(tf: Any, *, name: str = NAME, default: bool = False) -> TfjsBackend:
     global _HOST, _TF, _free, _sc, _BACKEND
     import js
     from pyodide.ffi import create_proxy
-
-    from . import get_backend, register_backend, set_backend
 
     if _BACKEND is not None:  # one host per interpreter; switch TF.js backends with
         if default:           # tf.setBackend(...) in JS (TF.js moves tensors itself)

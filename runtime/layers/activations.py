@@ -50,7 +50,7 @@ _relu.defvjp(lambda g, ans, x: g * ops.cast(ans > 0, g.dtype))
 
 @_REG.register("relu")
 def relu(x: Tensor) -> Tensor:
-    from ..ops.dispatch import as_tensor
+    from ..ops.creation import as_tensor
 
     return bind(_relu, (as_tensor(x, "x"),), {})
 

@@ -134,6 +134,6 @@ def host_dtype(arr: Any) -> D.DType:
     """The runtime dtype of a tensor or a host (NumPy) array."""
     if isinstance(arr, Tensor):
         return arr.dtype
-    from ..backends.numpy_backend import numpy_dtype_to_runtime
+    from ..host_arrays import dtype_from_numpy
 
-    return numpy_dtype_to_runtime(arr.dtype)
+    return dtype_from_numpy(arr.dtype)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..autodiff.core import Primitive, bind
 from ..kernels import register_kernel
-from ..ops.dispatch import kernel_impl
+from ..ops.kernel_impls import kernel_impl
 from ..tensor import Tensor
 
 __all__ = ["embedding_lookup", "fused_update", "sparse_softmax_cross_entropy"]

@@ -48,7 +48,7 @@ REDUCTIONS = ("sum_over_batch_size", "sum", "none")
 
 
 def _float_like(y_true: Any, y_pred: Tensor) -> Tensor:
-    from ..ops.dispatch import as_tensor
+    from ..ops.creation import as_tensor
 
     t = as_tensor(y_true, "y_true", like=y_pred)
     return t if t.dtype is y_pred.dtype else ops.cast(t, y_pred.dtype)
@@ -100,7 +100,7 @@ def categorical_crossentropy(y_true: Any, y_pred: Tensor, from_logits: bool = Fa
 
 
 def _sparse_labels(y_true: Any, y_pred: Tensor) -> Tensor:
-    from ..ops.dispatch import as_tensor
+    from ..ops.creation import as_tensor
 
     t = as_tensor(y_true, "y_true", like=y_pred)
     if t.ndim == y_pred.ndim and t.shape[-1] == 1:
@@ -179,7 +179,7 @@ def _default_name(cls_name: str) -> str:
 def align_sample_weight(sample_weight: Any, per: Tensor) -> Tensor:
     """``sample_weight`` as a tensor of ``per``'s dtype whose axes line up with ``per``'s from
     the batch axis on (trailing 1s dropped, missing axes added), ready to broadcast."""
-    from ..ops.dispatch import as_tensor
+    from ..ops.creation import as_tensor
 
     w = as_tensor(sample_weight, "sample_weight", like=per)
     if w.dtype is not per.dtype:
@@ -215,7 +215,7 @@ class LossFunctionWrapper(Loss):
     def call(self, y_true, y_pred):
         out = self.fn(y_true, y_pred, **self._fn_kwargs)
         if not isinstance(out, Tensor):
-            from ..ops.dispatch import as_tensor
+            from ..ops.creation import as_tensor
 
             out = as_tensor(out, "loss", like=y_pred)
         return out

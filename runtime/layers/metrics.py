@@ -66,7 +66,7 @@ class Metric:
         self.count = 0.0
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        from ..ops.dispatch import as_tensor
+        from ..ops.creation import as_tensor
 
         y_pred = as_tensor(y_pred, "y_pred")
         total, count = self.batch_stats(y_true, y_pred, sample_weight)
@@ -117,7 +117,7 @@ class MeanMetricWrapper(Metric):
 
 # -- per-sample functions ------------------------------------------------------------------------
 def _labels_like(y_true: Any, y_pred: Tensor) -> Tensor:
-    from ..ops.dispatch import as_tensor
+    from ..ops.creation import as_tensor
 
     return as_tensor(y_true, "y_true", like=y_pred)
 

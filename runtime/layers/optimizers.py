@@ -207,7 +207,7 @@ class Optimizer:
     def minimize(self, loss_fn: Callable[[], Tensor], var_list: Sequence[Variable]) -> Tensor:
         """One eager step on ``loss_fn()`` (a scalar computed from ``var.value``); returns the
         loss (TensorFlow.js ``optimizer.minimize``)."""
-        from ..autodiff import value_and_grad
+        from ..autodiff.api import value_and_grad
 
         var_list = list(var_list)
 

@@ -222,7 +222,7 @@ def _decode(buf: bytes, entry: dict[str, Any], backend: Any) -> Tensor:
             a.byteswap()
         if dt != "bool":  # the array itself as the host values: no Python list of them
             from ..backends import get_backend
-            from ..ops.creation import HostList
+            from ..host_arrays import HostList
 
             be = get_backend(backend)
             return be.from_host(HostList(a, shape, D.as_dtype(dt)), D.as_dtype(dt), copy=False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..autodiff import value_and_grad
+from ..autodiff.api import value_and_grad
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .base import random_feed

@@ -1,7 +1,13 @@
-"""Every public op, one module per family. ``tensorbridge`` re-exports these names."""
+"""Every public op, one module per family. ``tensorbridge`` re-exports these names.
+
+Importing this package installs the ops behind Tensor's operators and methods
+(``tensor.set_op_table``): ``tensor.py`` does not import the ops.
+"""
 
 import types as _types
 
+from .. import tensor as _tensor
+from . import creation as _creation
 from .activations import elu, gelu, log_softmax, relu, selu, softmax
 from .arithmetic import (
     add,
@@ -89,3 +95,7 @@ __all__ = [
     _n for _n, _v in list(globals().items())
     if not _n.startswith("_") and not isinstance(_v, _types.ModuleType)
 ]
+
+_tensor.set_op_table(_types.SimpleNamespace(
+    to_backend=_creation.to_backend,
+    **{_n: globals()[_n] for _n in _tensor.OP_TABLE_NAMES if _n != "to_backend"}))

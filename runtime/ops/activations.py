@@ -7,7 +7,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from .arithmetic import maximum, where
-from .dispatch import as_tensor
+from .creation import as_tensor
 from .elementwise import erf, exp, expm1, tanh
 from .reduction import logsumexp
 

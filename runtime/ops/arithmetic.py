@@ -14,11 +14,13 @@ from .. import dtypes as D
 from ..autodiff import core as _core
 from ..autodiff.core import Primitive, Tracer, bind
 from ..errors import BackendMismatchError, ShapeError
+from ..host_arrays import numpy_or_none
 from ..tensor import Tensor
-from .creation import _numpy_or_none
-from .dispatch import as_tensor, binary_impl, is_scalar, kernel_impl, unary_impl
+from .arguments import is_scalar
+from .creation import as_tensor, full
 from .elementwise import _PRIMS as _UNARY_PRIMS
 from .elementwise import cast, floor, log, logical_not
+from .kernel_impls import binary_impl, kernel_impl, unary_impl
 from .shape import broadcast_shapes, unbroadcast
 
 __all__ = [
@@ -139,7 +141,7 @@ def _check_int_overflow(name: str, x: Any, y: Any, dtype: D.DType, backend: Any)
     storage = getattr(backend, "storage_dtype", lambda dt: dt.name)(dtype)
     lo, hi = D.INT_RANGE.get(storage, D.INT_RANGE[dtype.name])
     fn = _EXACT[name]
-    np = _numpy_or_none()
+    np = numpy_or_none()
     xv, yv = _host_values(x, np), _host_values(y, np)
     if np is not None:
         # int32 is exact in int64; int64 is checked in float64, which can only err (raise)
@@ -325,8 +327,6 @@ def where(cond: Any, x: Any, y: Any) -> Tensor:
 
 
 def _scalar_like(value: Any, like: Tensor) -> Tensor:
-    from .creation import full
-
     return full((), value, like.dtype, like.backend)
 
 

@@ -7,11 +7,13 @@ from typing import Any
 from .. import dtypes as D
 from ..backends import get_backend
 from ..dtypes import DType, as_dtype
+from ..host_arrays import HostList, dtype_from_numpy, flatten_nested, numpy_dtypes, numpy_or_none
 from ..tensor import Tensor
-from .dispatch import creation_impl
+from .kernel_impls import creation_impl
 
 __all__ = [
     "arange",
+    "as_tensor",
     "eye",
     "full",
     "full_like",
@@ -19,18 +21,11 @@ __all__ = [
     "ones",
     "ones_like",
     "tensor",
+    "to_backend",
     "zeros",
     "zeros_like",
 ]
 
-_BUFFER_FORMATS = {
-    "?": D.bool_,
-    "i": D.int32,
-    "l": None,  # platform long: resolved by itemsize
-    "q": D.int64,
-    "f": D.float32,
-    "d": D.float64,
-}
 _INT32_MAX = 2**31 - 1
 
 
@@ -50,18 +45,18 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, copy: bool = True)
             out = data.to(backend)
         return out.astype(dt) if dt is not None and dt is not out.dtype else out
     be = get_backend(backend)
-    np = _numpy_or_none()
+    np = numpy_or_none()
     if np is not None and isinstance(data, np.ndarray | np.generic):
         arr = np.asarray(data)
         if dt is not None and dt.kind == "i" and arr.size and arr.dtype.kind in "fiu":
             _check_fits([arr.min(), arr.max()], dt)
-        return be.from_host(arr, dt or _numpy_dtype(data), copy=copy)
+        return be.from_host(arr, dt or dtype_from_numpy(data.dtype), copy=copy)
     if isinstance(data, bool | int | float):
         dt = dt or _infer_scalar_dtype(data)
         _check_fits([data], dt)
         return be.from_host(_host_array(data, dt, ()), dt, copy=False)
     if isinstance(data, list | tuple):
-        shape, flat = _flatten_nested(data)
+        shape, flat = flatten_nested(data, _scalar_value)
         dt = dt or _infer_list_dtype(flat)
         _check_fits(flat, dt)
         return be.from_host(_host_array(flat, dt, shape), dt, copy=False)
@@ -75,19 +70,25 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, copy: bool = True)
     return _from_buffer(be, view, dt, copy)
 
 
-def _numpy_or_none() -> Any:
+def as_tensor(x: Any, argname: str, like: Tensor | None = None, dtype: DType | None = None) -> Any:
+    """A Tensor (or tracer) for ``x``; data that is not a tensor goes to ``like``'s backend."""
+    if isinstance(x, Tensor):
+        return x
+    backend = like.backend if like is not None else None
     try:
-        import numpy
+        return tensor(x, dtype=dtype, backend=backend)
+    except (TypeError, ValueError) as e:
+        raise TypeError(
+            f"{argname}: expected a tensor or array-like, got {type(x).__name__}: {e}"
+        ) from e
 
-        return numpy
-    except ImportError:  # pragma: no cover - Pyodide without NumPy
-        return None
 
-
-def _numpy_dtype(arr: Any) -> DType:
-    from ..backends.numpy_backend import numpy_dtype_to_runtime
-
-    return numpy_dtype_to_runtime(arr.dtype)
+def to_backend(x: Tensor, backend: Any) -> Tensor:
+    """An explicit copy of ``x`` onto another backend (``Tensor.to``)."""
+    target = get_backend(backend)
+    if target is x.backend:
+        return x
+    return target.from_host(x.backend.to_host(x._raw()), x.dtype)
 
 
 def _check_fits(values: Any, dt: DType) -> None:
@@ -131,80 +132,32 @@ def _infer_list_dtype(flat: list[Any]) -> DType:
     return kind if flat else D.float32
 
 
-def _flatten_nested(data: Any) -> tuple[tuple[int, ...], list[Any]]:
-    """Shape and row-major flat values of nested lists; rejects ragged input."""
-    flat: list[Any] = []
-    leaf_depth: list[int] = []  # the depth of the first scalar: every scalar must be there
-
-    def walk(x: Any, depth: int, shape: list[int]) -> None:
-        if isinstance(x, list | tuple):
-            if leaf_depth and depth >= leaf_depth[0]:
-                raise ValueError(
-                    f"data: ragged nested sequence: a sequence at depth {depth} where numbers "
-                    f"were found before"
-                )
-            if depth == len(shape):
-                shape.append(len(x))
-            elif shape[depth] != len(x) or depth > len(shape):
-                raise ValueError(
-                    f"data: ragged nested sequence: found length {len(x)} at depth {depth} "
-                    f"where {shape[depth]} was expected"
-                )
-            for item in x:
-                walk(item, depth + 1, shape)
-        else:
-            if depth != len(shape):
-                raise ValueError(f"data: ragged nested sequence: scalar {x!r} at depth {depth}")
-            if not leaf_depth:
-                leaf_depth.append(depth)
-            if isinstance(x, Tensor):
-                x = x.item()
-            flat.append(x)
-
-    shape: list[int] = []
-    walk(data, 0, shape)
-    return tuple(shape), flat
+def _scalar_value(x: Any) -> Any:
+    """A scalar of nested data: a (0-d) tensor stands for its value."""
+    return x.item() if isinstance(x, Tensor) else x
 
 
 def _host_array(flat: Any, dtype: DType, shape: tuple[int, ...]) -> Any:
     """Host data in the form backends take: a NumPy array, or ``HostList`` without NumPy."""
-    np = _numpy_or_none()
+    np = numpy_or_none()
     if np is not None:
-        from ..backends.numpy_backend import TO_NUMPY
-
-        arr = np.asarray(flat, dtype=TO_NUMPY[dtype])
-        return arr.reshape(shape)
+        return np.asarray(flat, dtype=numpy_dtypes()[0][dtype]).reshape(shape)
     return HostList(flat if isinstance(flat, list) else [flat], shape, dtype)
 
 
-class HostList:
-    """Row-major values plus shape: how data travels where NumPy is absent."""
-
-    __slots__ = ("dtype", "shape", "values")
-
-    def __init__(self, values: list[Any], shape: tuple[int, ...], dtype: DType) -> None:
-        self.values = values
-        self.shape = shape
-        self.dtype = dtype
-
-
 def _from_buffer(be: Any, view: memoryview, dt: DType | None, copy: bool) -> Tensor:
-    fmt = view.format.lstrip("@=<")
-    src = _BUFFER_FORMATS.get(fmt)
-    if fmt in ("l",):
-        src = D.int64 if view.itemsize == 8 else D.int32
+    src = D.from_buffer_format(view.format, view.itemsize)
     if src is None:
         raise TypeError(f"data: buffer format {view.format!r} is not supported")
-    np = _numpy_or_none()
+    np = numpy_or_none()
     if np is not None:
-        from ..backends.numpy_backend import TO_NUMPY
-
-        arr = np.frombuffer(view, dtype=TO_NUMPY[src]).reshape(view.shape)
+        arr = np.frombuffer(view, dtype=numpy_dtypes()[0][src]).reshape(view.shape)
         return be.from_host(arr, dt or src, copy=copy or not view.readonly)
+    fmt = view.format.lstrip("@=<")
     values = view.cast(fmt).tolist() if view.ndim <= 1 else view.tolist()
     shape = tuple(view.shape or ())
     if view.ndim > 1:
-        shape, values = _flatten_nested(values)
+        shape, values = flatten_nested(values)
     return be.from_host(HostList(values, shape, dt or src), dt or src, copy=False)
 
 
@@ -237,22 +190,16 @@ def ones(shape: Any, dtype: Any = "float32", backend: Any = None) -> Tensor:
 
 
 def zeros_like(x: Any, dtype: Any = None) -> Tensor:
-    from .dispatch import as_tensor
-
     x = as_tensor(x, "x")
     return full(x.shape, 0, dtype or x.dtype, x.backend)
 
 
 def ones_like(x: Any, dtype: Any = None) -> Tensor:
-    from .dispatch import as_tensor
-
     x = as_tensor(x, "x")
     return full(x.shape, 1, dtype or x.dtype, x.backend)
 
 
 def full_like(x: Any, value: Any, dtype: Any = None) -> Tensor:
-    from .dispatch import as_tensor
-
     x = as_tensor(x, "x")
     return full(x.shape, value, dtype or x.dtype, x.backend)
 

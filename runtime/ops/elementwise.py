@@ -13,7 +13,9 @@ from typing import Any
 from ..autodiff.core import Primitive, bind
 from ..dtypes import DType, as_dtype
 from ..tensor import Tensor
-from .dispatch import as_tensor, floating, unary_impl
+from .arguments import floating
+from .creation import as_tensor
+from .kernel_impls import unary_impl
 
 __all__ = [
     "UNARY",

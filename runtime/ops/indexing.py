@@ -12,8 +12,13 @@ from typing import Any
 from .. import dtypes as D
 from ..autodiff.core import Primitive, bind, primal_value
 from ..errors import ShapeError
+from ..host_arrays import flatten_nested
 from ..tensor import Tensor
-from .dispatch import as_tensor, unary_impl
+from .arithmetic import where
+from .creation import as_tensor, ones
+from .elementwise import cast
+from .kernel_impls import unary_impl
+from .shape import broadcast_to
 
 __all__ = ["IndexArray", "IndexPlan", "getitem", "index_add", "index_update", "one_hot", "take"]
 
@@ -142,9 +147,7 @@ class IndexArray:
 
     @classmethod
     def from_nested(cls, data: Any) -> IndexArray:
-        from .creation import _flatten_nested
-
-        shape, flat = _flatten_nested(data)
+        shape, flat = flatten_nested(data)
         if flat and all(isinstance(v, bool) for v in flat):
             return cls([int(v) for v in flat], shape, True)
         for v in flat:
@@ -164,10 +167,7 @@ def _index_array_from_tensor(t: Tensor) -> Any:
         raise TypeError(f"index: arrays used as indices must be integer or bool, got {t.dtype}")
     if not t.shape:
         return bool(t.item()) if kind == "b" else int(t.item())
-    shape, flat = (), t.tolist()
-    from .creation import _flatten_nested
-
-    shape, flat = _flatten_nested(flat)
+    shape, flat = flatten_nested(t.tolist())
     return IndexArray([int(v) for v in flat], shape, kind == "b")
 
 
@@ -348,9 +348,6 @@ def getitem(x: Any, index: Any) -> Tensor:
 
 
 def _scatter_into(x: Tensor, plan: IndexPlan, values: Any) -> Tensor:
-    from .elementwise import cast
-    from .shape import broadcast_to
-
     v = as_tensor(values, "values", like=x)
     if v.dtype is not x.dtype:
         v = cast(v, x.dtype)
@@ -373,9 +370,6 @@ def index_add(x: Any, index: Any, values: Any) -> Tensor:
 
 def index_update(x: Any, index: Any, values: Any) -> Tensor:
     """A copy of ``x`` with ``x[index]`` replaced by ``values`` (differentiable in both)."""
-    from .arithmetic import where
-    from .creation import ones
-
     x = as_tensor(x, "x")
     plan = IndexPlan(index, x.shape)
     if plan.has_arrays and not plan.is_unique():

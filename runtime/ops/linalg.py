@@ -14,11 +14,20 @@ from .. import dtypes as D
 from ..autodiff.core import Primitive, bind
 from ..errors import ShapeError
 from ..tensor import Tensor
+from .arguments import check_same_backend
 from .arithmetic import where
-from .creation import arange
-from .dispatch import as_tensor, check_same_backend, kernel_impl, unary_impl
+from .creation import arange, as_tensor
 from .elementwise import cast
-from .shape import broadcast_shapes, expand_dims, reshape, squeeze, swapaxes, unbroadcast
+from .kernel_impls import kernel_impl, unary_impl
+from .shape import (
+    broadcast_shapes,
+    broadcast_to,
+    expand_dims,
+    reshape,
+    squeeze,
+    swapaxes,
+    unbroadcast,
+)
 
 __all__ = ["cholesky", "matmul", "tril", "triangular_solve", "triu"]
 
@@ -189,8 +198,6 @@ def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = Fal
         )
     if a.shape[:-2] != b.shape[:-2]:
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        from .shape import broadcast_to
-
         a = broadcast_to(a, batch + a.shape[-2:])
         b = broadcast_to(b, batch + b.shape[-2:])
     dt = D.promote(a.dtype, b.dtype)

@@ -5,11 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
+from ..autodiff import core as _core
 from ..autodiff.core import Primitive, bind, primal_value
 from ..tensor import Tensor
-from .dispatch import as_tensor, normalize_axes, unary_impl
+from .arguments import normalize_axes
+from .arithmetic import where
+from .creation import as_tensor, eye
 from .elementwise import cast, exp
-from .shape import broadcast_to, reshape
+from .kernel_impls import unary_impl
+from .shape import SUM, reshape, transpose
+from .shape import expand_reduced as _expand
 
 __all__ = [
     "argmax",
@@ -22,26 +27,6 @@ __all__ = [
     "prod",
     "sum",
 ]
-
-
-def _kept_shape(shape: tuple[int, ...], axis: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(1 if i in axis else d for i, d in enumerate(shape))
-
-
-def _expand(g: Any, x: Any, axis: tuple[int, ...], keepdims: bool) -> Any:
-    """Bring a reduced result back to broadcastable shape (as if keepdims=True)."""
-    return g if keepdims else reshape(g, _kept_shape(x.shape, axis))
-
-
-def _sum_vjp(g: Any, ans: Any, x: Any, *, axis: tuple, keepdims: bool) -> Any:
-    if len(axis) == x.ndim or axis == tuple(range(len(axis))):
-        return broadcast_to(g, x.shape)  # leading axes: g broadcasts as it is
-    return broadcast_to(_expand(g, x, axis, keepdims), x.shape)
-
-
-_sum = Primitive("sum", unary_impl("sum"))
-_sum.defvjp(_sum_vjp)
-_sum.defjvp(lambda t, ans, x, *, axis, keepdims: sum(t, axis, keepdims))
 
 
 def _extremum_vjp(g: Any, ans: Any, x: Any, *, axis: tuple, keepdims: bool) -> Any:
@@ -80,19 +65,13 @@ _lse.defjvp(
 def _prod_others(x: Any, axis: tuple, ans: Any, keepdims: bool) -> Any:
     """For each element, the product of the other elements in its reduction group."""
     values = primal_value(x)
-    from ..autodiff import core
-
     # Reading values is impossible in a graph being traced and would spoil a staged recording:
     # there, always take the exact path below (it never reads values).
-    tracing = core.recorder is not None or values.backend.is_symbolic(values._raw_unchecked())
+    tracing = _core.recorder is not None or values.backend.is_symbolic(values._raw_unchecked())
     if not tracing and not bool((values == 0).sum() > 0 if values.size else False):
         return _expand(ans, x, axis, keepdims) / x
     # Zeros present: move the reduced axes last, flatten them to n, and take the product of
     # each row with element i replaced by 1 (exact, O(n^2) memory, differentiable again).
-    from .arithmetic import where
-    from .creation import eye
-    from .shape import transpose
-
     keep = [i for i in range(x.ndim) if i not in axis]
     perm = keep + list(axis)
     xt = transpose(x, perm)
@@ -140,7 +119,7 @@ def _reducer(name: str, prim: Primitive, float_only: bool = False):
     return op
 
 
-sum = _reducer("sum", _sum)
+sum = _reducer("sum", SUM)
 prod = _reducer("prod", _prod)
 max = _reducer("max", _max)
 min = _reducer("min", _min)

@@ -1,19 +1,28 @@
-"""Shape and layout: reshape, transpose, expand/squeeze, broadcast, concat, stack."""
+"""Shape and layout: reshape, transpose, expand/squeeze, broadcast, concat, stack.
+
+The ``sum`` primitive is defined here too (``reduction.sum`` is its public op): it is the
+transpose of ``broadcast_to``, and each one's derivative is the other.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import dtypes as D
 from ..autodiff.core import Primitive, bind
 from ..errors import BackendMismatchError, DisposedTensorError, ShapeError
 from ..tensor import Tensor, _Disposed
-from .dispatch import as_tensor, kernel_impl, unary_impl
+from .creation import as_tensor
+from .elementwise import cast
+from .kernel_impls import kernel_impl, unary_impl
 
 __all__ = [
+    "SUM",
     "broadcast_shapes",
     "broadcast_to",
     "concat",
     "expand_dims",
+    "expand_reduced",
     "flatten",
     "reshape",
     "squeeze",
@@ -181,13 +190,33 @@ def unbroadcast(g: Any, shape: tuple[int, ...]) -> Any:
     gshape = g.shape
     if gshape == shape:
         return g
-    from .reduction import sum as _sum
-
     lead = len(gshape) - len(shape)
     axes = list(range(lead))
     axes += [lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1]
-    out = _sum(g, tuple(axes), keepdims=True) if axes else g
+    out = bind(SUM, (g,), {"axis": tuple(axes), "keepdims": True}) if axes else g
     return reshape(out, shape)
+
+
+# -- sum: broadcast_to's transpose ----------------------------------------------------------------
+def expand_reduced(g: Any, x: Any, axis: tuple[int, ...], keepdims: bool) -> Any:
+    """Bring a reduction's result over ``axis`` of ``x`` back to broadcastable shape (as if
+    ``keepdims=True``)."""
+    if keepdims:
+        return g
+    return reshape(g, tuple(1 if i in axis else d for i, d in enumerate(x.shape)))
+
+
+def _sum_vjp(g: Any, ans: Any, x: Any, *, axis: tuple, keepdims: bool) -> Any:
+    if len(axis) == x.ndim or axis == tuple(range(len(axis))):
+        return broadcast_to(g, x.shape)  # leading axes: g broadcasts as it is
+    return broadcast_to(expand_reduced(g, x, axis, keepdims), x.shape)
+
+
+# params: axis (a non-empty tuple of non-negative ints, or empty with keepdims), keepdims
+SUM = Primitive("sum", unary_impl("sum"))
+SUM.defvjp(_sum_vjp)
+SUM.defjvp(lambda t, ans, x, *, axis, keepdims: bind(SUM, (t,), {"axis": axis,
+                                                                  "keepdims": keepdims}))
 
 
 # -- concat / stack -----------------------------------------------------------------------------
@@ -205,11 +234,9 @@ class _Concat(Primitive):
 
 def _concat_vjp(i: int):
     def rule(g: Any, ans: Any, *xs: Any, axis: int) -> Any:
-        from .indexing import getitem
-
         start = sum(x.shape[axis] for x in xs[:i])
         index = (slice(None),) * axis + (slice(start, start + xs[i].shape[axis]),)
-        return getitem(g, index)
+        return g[index]  # indexing is an op above this module: reached through Tensor
 
     return rule
 
@@ -229,9 +256,6 @@ def concat(tensors: Any, axis: int = 0) -> Tensor:
     if not -nd <= axis < nd:
         raise ValueError(f"concat: axis {axis} is out of range for tensors of rank {nd}")
     axis %= nd
-    from .. import dtypes as D
-    from .elementwise import cast
-
     dt = first.dtype
     for i, t in enumerate(ts):
         if t.backend is not first.backend:
