@@ -1,5 +1,5 @@
 // The layers' kernels on TF.js: the `tfjs` backend's "layers.*" kernels, whose Python side
-// (runtime/layers/kernels.py) reads this file and registers them.
+// (layer_kernels.py) reads this file and registers them.
 //
 // A plain script, not a module: it is evaluated as the body of `new Function("H", "tf", ...)`
 // followed by `return makeLayerKernels(H, tf);`, once, after the tfjs backend's kernel host `H`

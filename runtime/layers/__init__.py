@@ -18,7 +18,8 @@ The whole training step (forward, loss, gradients, optimizer update, metrics) is
 Modules: ``base`` (Layer), ``core``/``merge`` (layers), ``activations``, ``initializers``,
 ``optimizers``, ``losses``, ``metrics``, ``callbacks``, ``progress``, ``model`` (Model),
 ``sequential`` (Sequential), ``executor`` (graph execution), ``training`` (compiled steps),
-``kernels`` (fused kernels), ``data``, ``summary``, ``serialization`` (save/load).
+``primitives`` (embedding lookup, fused updates, sparse cross-entropy; their kernels are in
+``backends/layer_kernels``), ``data``, ``summary``, ``serialization`` (save/load).
 """
 
 from . import activations, callbacks, initializers, losses, metrics, optimizers

@@ -10,7 +10,7 @@ from ..errors import ShapeError
 from . import activations as _act
 from . import initializers as _init
 from .base import InputSpec, Layer, register_layer
-from .kernels import embedding_lookup
+from .primitives import embedding_lookup
 from .symbolic import format_shape
 
 __all__ = ["Activation", "Dense", "Dropout", "Embedding", "Flatten"]

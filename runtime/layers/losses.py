@@ -114,7 +114,7 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Tensor, from_logits: bo
                                     axis: int = -1) -> Tensor:
     labels = _sparse_labels(y_true, y_pred)
     if from_logits and axis in (-1, y_pred.ndim - 1):
-        from .kernels import sparse_softmax_cross_entropy
+        from .primitives import sparse_softmax_cross_entropy
 
         fused = sparse_softmax_cross_entropy(labels, y_pred)
         if fused is not None:
@@ -278,7 +278,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
     def __call__(self, y_true, y_pred, sample_weight=None):
         if (sample_weight is None and self.from_logits and self.reduction ==
                 "sum_over_batch_size" and self._fn_kwargs["axis"] in (-1, y_pred.ndim - 1)):
-            from .kernels import sparse_softmax_cross_entropy
+            from .primitives import sparse_softmax_cross_entropy
 
             fused = sparse_softmax_cross_entropy(_sparse_labels(y_true, y_pred), y_pred, "mean")
             if fused is not None:  # the mean in the same kernel: one op forward, one backward

@@ -31,7 +31,7 @@ from .. import dtypes as D
 from .. import ops
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
-from . import kernels as _k
+from . import primitives as _k
 from .registry import Registry
 from .variables import Variable, substitute
 

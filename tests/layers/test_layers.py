@@ -119,7 +119,7 @@ def test_embedding_lookup_and_gradient() -> None:
     np.add.at(want, ids.reshape(-1), 2 * table[ids].reshape(-1, 3))
     np.testing.assert_allclose(g.numpy(), want, rtol=1e-6)
     t64 = tb.tensor(table.astype(np.float64))
-    from tensorbridge.runtime.layers.kernels import embedding_lookup
+    from tensorbridge.runtime.layers.primitives import embedding_lookup
 
     tb.check_grads(lambda t: tb.sum(tb.sin(embedding_lookup(t, tb.tensor(ids)))), (t64,),
                    order=2)

@@ -8,7 +8,7 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge.runtime import layers as L
-from tensorbridge.runtime.layers import kernels as K
+from tensorbridge.runtime.layers import primitives as K
 
 
 def _ref_sgd(p, g, state, lr, momentum=0.0, nesterov=False, **_):

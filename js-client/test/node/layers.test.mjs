@@ -139,7 +139,7 @@ test("tfjs kernels of the layer primitives equal the composite formulas", async 
   // Embedding (gather/scatter rows), sparse softmax cross-entropy and the fused optimizer
   // updates, trained with and without the kernels from the same initial weights
   const r = await tb.runPython(`
-from tensorbridge.runtime.layers import kernels as _K
+from tensorbridge.runtime.backends import layer_kernels as _K
 _L = tb.layers
 def _run(opt, drop):
     be = tb.tensor(0.0).backend

@@ -1,32 +1,42 @@
-"""Primitives the layers need beyond the core op set, registered through the public kernel API.
+"""The backends' kernels for the layers' primitives (``layers/primitives.py``).
 
-``embedding_lookup(table, indices)``: rows of ``table`` at integer ``indices`` (any shape), with
-the scatter-add of rows as its gradient. The core ``take`` builds an index plan from the index
-*values* on the host, which a staged training step cannot do (the values change every batch);
-these kernels take the indices as a tensor argument, so the lookup is staged like any op.
-Kernels exist for ``numpy``, ``tensorflow`` and ``tfjs`` (TF.js inside Pyodide: the JS is
-``backends/tfjs_layer_kernels.js``, evaluated once next to the tfjs kernel host); another backend
-adds its own with ``tb.register_kernel(backend, "layers.gather_rows", fn)`` (and
-``"layers.scatter_add_rows"``).
+Kernel names are ``"layers.*"``; each backend that has them registers its functions here, through
+the public kernel API (another backend adds its own with ``tb.register_kernel(backend, name,
+fn)``; the layers fall back to composite formulas where a backend has none):
+
+* ``layers.gather_rows`` / ``layers.scatter_add_rows``: rows of a table at integer indices given
+  as a tensor (so an embedding lookup is staged like any op), and the scatter-add of rows that is
+  its gradient;
+* ``layers.adam_step``, ``layers.sgd_momentum_step``, ``layers.rmsprop_step``: one optimizer step
+  per variable as one kernel call, returning the new value and slots stacked as rows;
+* ``layers.sparse_softmax_ce`` / ``layers.sparse_softmax_ce_grad``: softmax cross-entropy with
+  integer labels and its gradient.
+
+Kernels exist for ``numpy``, ``tensorflow`` (both imported only when a kernel runs) and ``tfjs``
+(TF.js inside Pyodide: the JavaScript is ``tfjs_layer_kernels.js`` next to this file, evaluated
+once next to the tfjs kernel host).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.resources import files
 from typing import Any
 
-from ..autodiff.core import Primitive, bind
 from ..kernels import register_kernel
-from ..ops.kernel_impls import kernel_impl
-from ..tensor import Tensor
 
-__all__ = ["embedding_lookup", "fused_update", "sparse_softmax_cross_entropy"]
+__all__ = ["ADAM", "GATHER", "RMSPROP", "SCATTER", "SGD_MOMENTUM", "SPARSE_CE", "SPARSE_CE_GRAD"]
 
 GATHER = "layers.gather_rows"
 SCATTER = "layers.scatter_add_rows"
+ADAM = "layers.adam_step"
+SGD_MOMENTUM = "layers.sgd_momentum_step"
+RMSPROP = "layers.rmsprop_step"
+SPARSE_CE = "layers.sparse_softmax_ce"
+SPARSE_CE_GRAD = "layers.sparse_softmax_ce_grad"
 
 
-# -- numpy -----------------------------------------------------------------------------------
+# -- rows of a table: gather, and the scatter-add of rows that is its gradient --------------------
 def _np_gather(table: Any, indices: Any) -> Any:
     import numpy as np
 
@@ -43,11 +53,6 @@ def _np_scatter(updates: Any, indices: Any, *, num_rows: int) -> Any:
     return out
 
 
-register_kernel("numpy", GATHER, _np_gather)
-register_kernel("numpy", SCATTER, _np_scatter)
-
-
-# -- tensorflow (imported only when the backend runs these kernels) --------------------------
 def _tf_gather(table: Any, indices: Any) -> Any:
     import tensorflow as tf
 
@@ -60,42 +65,10 @@ def _tf_scatter(updates: Any, indices: Any, *, num_rows: int) -> Any:
     return tf.math.unsorted_segment_sum(updates, indices, num_rows)
 
 
-register_kernel("tensorflow", GATHER, _tf_gather)
-register_kernel("tensorflow", SCATTER, _tf_scatter)
-
-
-_gather = Primitive("embedding_lookup", kernel_impl(GATHER))
-_scatter = Primitive("embedding_scatter_add", kernel_impl(SCATTER))
-_gather.defvjp(
-    lambda g, ans, table, indices: bind(_scatter, (g, indices), {"num_rows": table.shape[0]}),
-    None,
-)
-_scatter.defvjp(lambda g, ans, updates, indices, *, num_rows: bind(_gather, (g, indices), {}),
-                None)
-
-
-def embedding_lookup(table: Tensor, indices: Tensor) -> Tensor:
-    """``table[indices]`` along axis 0 for an integer tensor of any shape (differentiable in
-    ``table``)."""
-    if indices.dtype.kind != "i":
-        raise TypeError(f"indices: expected an integer tensor, got {indices.dtype}")
-    if GATHER not in table.backend.kernels or SCATTER not in table.backend.kernels:
-        from ..ops.indexing import take  # backends without these kernels (reads the indices)
-
-        return take(table, indices, axis=0)
-    return bind(_gather, (table, indices), {})
-
-
 # -- fused optimizer updates ---------------------------------------------------------------------
-# One kernel call per variable instead of about a dozen elementwise ops: the kernel allocates a
-# single (k, *shape) buffer and computes the new value and slots into its rows in place (the
-# inputs are never written), then the rows are taken out as views. On NumPy this removes most of
-# the optimizer's memory traffic; backends without these kernels use the composite formulas.
-ADAM = "layers.adam_step"
-SGD_MOMENTUM = "layers.sgd_momentum_step"
-RMSPROP = "layers.rmsprop_step"
-
-
+# The kernel allocates a single (k, *shape) buffer and computes the new value and slots into its
+# rows in place (the inputs are never written); the layers take the rows out as views. On NumPy
+# this removes most of the optimizer's memory traffic.
 _CHUNK_BYTES = 1 << 18  # per array: ~7 arrays of a chunk stay in a 2 MB L2 cache
 
 
@@ -204,36 +177,9 @@ def _tf_rmsprop(p: Any, g: Any, sq: Any, lr: Any, *, rho: float, epsilon: float)
     return tf.stack([p - lr * g / tf.sqrt(s2 + epsilon), s2])
 
 
-register_kernel("numpy", ADAM, _np_adam)
-register_kernel("numpy", SGD_MOMENTUM, _np_sgd_momentum)
-register_kernel("numpy", RMSPROP, _np_rmsprop)
-register_kernel("tensorflow", ADAM, _tf_adam)
-register_kernel("tensorflow", SGD_MOMENTUM, _tf_sgd_momentum)
-register_kernel("tensorflow", RMSPROP, _tf_rmsprop)
-
-_FUSED = {name: Primitive(name, kernel_impl(name)) for name in (ADAM, SGD_MOMENTUM, RMSPROP)}
-
-
-def fused_update(name: str, *args: Tensor, **params: Any) -> list[Tensor] | None:
-    """The rows of a fused update kernel's result, or None when it cannot be used here (the
-    backend lacks the kernel, or the arguments are being differentiated)."""
-    from ..autodiff.core import Tracer
-
-    p = args[0]
-    if name not in p.backend.kernels or any(isinstance(a, Tracer) for a in args):
-        return None
-    out = bind(_FUSED[name], args, params)
-    return [out[i] for i in range(out.shape[0])]
-
-
 # -- softmax cross-entropy with integer labels ---------------------------------------------------
 # ``logsumexp(z) - z[label]`` per sample, and its gradient ``(softmax(z) - onehot) * g``, each
-# one kernel (TensorFlow's sparse_softmax_cross_entropy_with_logits). The gradient is itself a
-# primitive whose derivative rules are written with ops, so second derivatives work too.
-SPARSE_CE = "layers.sparse_softmax_ce"
-SPARSE_CE_GRAD = "layers.sparse_softmax_ce_grad"
-
-
+# one kernel (TensorFlow's sparse_softmax_cross_entropy_with_logits).
 _ARANGE: dict[int, Any] = {}
 
 
@@ -306,61 +252,8 @@ def _tf_sparse_ce_grad(z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
     return (tf.nn.softmax(z) - onehot) * g[..., None]
 
 
-register_kernel("numpy", SPARSE_CE, _np_sparse_ce)
-register_kernel("numpy", SPARSE_CE_GRAD, _np_sparse_ce_grad)
-register_kernel("tensorflow", SPARSE_CE, _tf_sparse_ce)
-register_kernel("tensorflow", SPARSE_CE_GRAD, _tf_sparse_ce_grad)
-
-_sce = Primitive("sparse_softmax_cross_entropy", kernel_impl(SPARSE_CE))
-_sce_grad = Primitive("sparse_softmax_cross_entropy_grad", kernel_impl(SPARSE_CE_GRAD))
-_sce.defvjp(lambda g, ans, z, labels, *, reduce: bind(_sce_grad, (z, labels, g),
-                                                     {"reduce": reduce}), None)
-
-
-def _per_row(g: Any, labels: Any, reduce: str) -> Any:
-    """The cotangent of each sample's loss as a trailing-axis column."""
-    from .. import ops
-
-    if reduce == "mean":
-        return g * (1.0 / max(labels.size, 1))
-    return ops.expand_dims(g, -1)
-
-
-def _sce_grad_vjp_z(u: Any, ans: Any, z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
-    from .. import ops
-
-    p = ops.softmax(z, -1)
-    gu = u * _per_row(g, labels, reduce)
-    return p * gu - p * ops.sum(p * gu, axis=-1, keepdims=True)
-
-
-def _sce_grad_vjp_g(u: Any, ans: Any, z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
-    from .. import ops
-
-    p = ops.softmax(z, -1)
-    per = ops.sum(u * (p - ops.one_hot(labels, z.shape[-1], z.dtype)), axis=-1)
-    if reduce == "mean":
-        return ops.sum(per) * (1.0 / max(labels.size, 1))
-    return per
-
-
-_sce_grad.defvjp(_sce_grad_vjp_z, None, _sce_grad_vjp_g)
-
-
-def sparse_softmax_cross_entropy(labels: Tensor, logits: Tensor,
-                                 reduce: str = "none") -> Tensor | None:
-    """``-log softmax(logits)[label]`` over the last axis, per sample (``reduce="none"``) or
-    averaged (``"mean"``); None when the backend has no kernel for it (callers then use the
-    composite formula)."""
-    if SPARSE_CE not in logits.backend.kernels or SPARSE_CE_GRAD not in logits.backend.kernels:
-        return None
-    if labels.dtype.kind != "i" or tuple(labels.shape) != tuple(logits.shape[:-1]):
-        return None
-    return bind(_sce, (logits, labels), {"reduce": reduce})
-
-
 # -- tfjs (TF.js inside Pyodide: the JS runs next to the tfjs backend's kernel host) -----------
-# Each kernel is one FFI call into ``backends/tfjs_layer_kernels.js``: the host's tensors are
+# Each kernel is one FFI call into ``tfjs_layer_kernels.js``: the host's tensors are
 # looked up by id, the result is registered with the host and wrapped as a TfjsArray.
 _TFJS: list[Any] = []  # [the JS kernel object, tfjs_backend], made on first use
 
@@ -369,11 +262,11 @@ def _tfjs() -> tuple[Any, Any]:
     if not _TFJS:
         import js
 
-        from ..backends import tfjs_backend as tb_
+        from . import tfjs_backend as tb_
 
         if tb_._HOST is None:
             raise RuntimeError("tfjs backend: not installed")
-        src = files(tb_.__package__).joinpath("tfjs_layer_kernels.js").read_text(encoding="utf-8")
+        src = files(__package__).joinpath("tfjs_layer_kernels.js").read_text(encoding="utf-8")
         make = js.Function.new("H", "tf", src + "\nreturn makeLayerKernels(H, tf);\n")
         _TFJS.extend([make(tb_._HOST, tb_._TF), tb_])
     return _TFJS[0], _TFJS[1]
@@ -429,10 +322,36 @@ def _tfjs_sparse_ce_grad(z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
     return be._out(k.sceGrad(z.id, labels.id, g.id, reduce == "mean"), z.dtype)
 
 
-register_kernel("tfjs", GATHER, _tfjs_gather)
-register_kernel("tfjs", SCATTER, _tfjs_scatter)
-register_kernel("tfjs", ADAM, _tfjs_adam)
-register_kernel("tfjs", SGD_MOMENTUM, _tfjs_sgd_momentum)
-register_kernel("tfjs", RMSPROP, _tfjs_rmsprop)
-register_kernel("tfjs", SPARSE_CE, _tfjs_sparse_ce)
-register_kernel("tfjs", SPARSE_CE_GRAD, _tfjs_sparse_ce_grad)
+# each backend's layer kernels, registered in one place
+_KERNELS: dict[str, dict[str, Callable[..., Any]]] = {
+    "numpy": {
+        GATHER: _np_gather,
+        SCATTER: _np_scatter,
+        ADAM: _np_adam,
+        SGD_MOMENTUM: _np_sgd_momentum,
+        RMSPROP: _np_rmsprop,
+        SPARSE_CE: _np_sparse_ce,
+        SPARSE_CE_GRAD: _np_sparse_ce_grad,
+    },
+    "tensorflow": {
+        GATHER: _tf_gather,
+        SCATTER: _tf_scatter,
+        ADAM: _tf_adam,
+        SGD_MOMENTUM: _tf_sgd_momentum,
+        RMSPROP: _tf_rmsprop,
+        SPARSE_CE: _tf_sparse_ce,
+        SPARSE_CE_GRAD: _tf_sparse_ce_grad,
+    },
+    "tfjs": {
+        GATHER: _tfjs_gather,
+        SCATTER: _tfjs_scatter,
+        ADAM: _tfjs_adam,
+        SGD_MOMENTUM: _tfjs_sgd_momentum,
+        RMSPROP: _tfjs_rmsprop,
+        SPARSE_CE: _tfjs_sparse_ce,
+        SPARSE_CE_GRAD: _tfjs_sparse_ce_grad,
+    },
+}
+for _backend, _table in _KERNELS.items():
+    for _name, _fn in _table.items():
+        register_kernel(_backend, _name, _fn)
