@@ -11,37 +11,27 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .. import dtypes as D
+from ..host_arrays import dtype_from_numpy, numpy_dtypes, numpy_or_none
 from ..tensor import Tensor
 
 __all__ = ["Batches", "as_host", "host_dtype", "num_samples", "split_tail", "structure", "take",
            "to_backend"]
 
 
-def _np() -> Any:
-    try:
-        import numpy
-
-        return numpy
-    except ImportError:  # pragma: no cover - Pyodide without NumPy
-        return None
-
-
 def as_host(x: Any, dtype: D.DType, what: str) -> Any:
     """``x`` as a host array of ``dtype`` (NumPy when available, else a tensor)."""
-    np = _np()
+    np = numpy_or_none()
     if np is None:
         from ..ops.creation import tensor
 
         t = tensor(x)
         return t if t.dtype is dtype else t.astype(dtype)
-    from ..backends.numpy_backend import TO_NUMPY
-
     if isinstance(x, Tensor):
         x = x.numpy()
     arr = np.asarray(x)
     if arr.dtype == object:
         raise TypeError(f"{what}: cannot convert {type(x).__name__} to a numeric array")
-    want = TO_NUMPY[dtype]
+    want = numpy_dtypes()[0][dtype]
     if dtype.kind in "ib" and arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise TypeError(f"{what}: expected integer values, got non-integer floats")
@@ -123,7 +113,7 @@ class Batches:
                 yield slice(start, min(start + bs, n))
             return
         perm: Any = self.generator.permutation(n)
-        np = _np()
+        np = numpy_or_none()
         if np is not None:
             perm = np.asarray(perm, dtype=np.int64)
         for start in range(0, n, bs):
@@ -134,6 +124,4 @@ def host_dtype(arr: Any) -> D.DType:
     """The runtime dtype of a tensor or a host (NumPy) array."""
     if isinstance(arr, Tensor):
         return arr.dtype
-    from ..host_arrays import dtype_from_numpy
-
     return dtype_from_numpy(arr.dtype)
