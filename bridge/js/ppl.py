@@ -125,7 +125,7 @@ def calculate(target: Any, values: Any = None) -> Any:
     float64 buffer and a shape, chains x draws x shape), a dict keyed by lazy arrays (a JS
     ``Map``) or a dict keyed by variable *names* (a plain JS object: ``{beta: [[1], [0]]}``)."""
     from ...runtime.graph import calculate as _calculate
-    from ...runtime.graph.model import _ancestors
+    from ...runtime.graph.model_compiler import _ancestors
     from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy, node_of
     from ...runtime.ppl.draws import Draws
 
@@ -215,7 +215,7 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
     ends sampling (the draws so far are kept, ``interrupted`` is set)."""
     import tensorbridge as tb
 
-    from ...runtime.graph.model import Model
+    from ...runtime.graph.model_compiler import Model
 
     if not isinstance(m, Model):
         raise TypeError(f"mcmc: model must be a model from tb.ppl.model(...), not "

@@ -357,7 +357,7 @@ def draws_info(draws: Any) -> dict[str, Any]:
 def _feed(targets: Any, values: Any, by_name: Any) -> dict[Any, Any]:
     """``{lazy array: value}`` from pairs (lazy array, R value) and from values named after
     variables of the targets' graph (``by_name``, for names R found no lazy array for)."""
-    from ...runtime.graph.model import _ancestors
+    from ...runtime.graph.model_compiler import _ancestors
 
     feed = {}
     for x, v in values or []:

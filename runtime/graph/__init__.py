@@ -2,7 +2,7 @@
 
 from .bijectors import Bijector, Constraint, biject_to, greater_than, interval, less_than, real
 from .families import Family
-from .model import Model, calculate, distribution, make_distribution, model
+from .model_compiler import Model, calculate, distribution, make_distribution, model
 from .nodes import GraphNode, LazyArray, as_data, variable
 from .simulate import simulate
 

@@ -1,10 +1,11 @@
 """Log densities computed from a logit when a probability is ``sigmoid(eta)``.
 
 greta evaluates ``bernoulli(ilogit(eta))`` on the logit scale (its "representations"); so does
-:class:`~tensorbridge.runtime.graph.model.Model`: ``y log s(eta) + (1 - y) log(1 - s(eta))`` is
-``-softplus((1 - 2y) eta)`` for y in {0, 1}, which never forms the probability (no rounding to 0
-or 1, no log(0)) and costs one softplus forward and one exponential backward per element instead
-of a sigmoid, two guarded logarithms and their derivatives.
+:class:`~tensorbridge.runtime.graph.model_compiler.Model`:
+``y log s(eta) + (1 - y) log(1 - s(eta))`` is ``-softplus((1 - 2y) eta)`` for y in {0, 1},
+which never forms the probability (no rounding to 0 or 1, no log(0)) and costs one softplus
+forward and one exponential backward per element instead of a sigmoid, two guarded logarithms
+and their derivatives.
 """
 
 from __future__ import annotations

@@ -197,7 +197,7 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
 
 def _trace_derived(model: Any, draws: Draws) -> None:
     """Add the model's operation targets (named like variables) to the draws."""
-    from ..graph.model import calculate
+    from ..graph.model_compiler import calculate
     from ..graph.nodes import _lazy
 
     derived = [n for n in model.derived_targets() if n.name and n.name not in draws.values]

@@ -135,7 +135,7 @@ def dumps_model(model: Any, initial_values: Any = None) -> bytes:
 
 def loads_model(blob: bytes) -> tuple[Any, Any]:
     """Rebuild ``(model, initial_values)`` from :func:`dumps_model`'s bytes."""
-    from ..graph.model import Model
+    from ..graph.model_compiler import Model
     from ..graph.nodes import _lazy
 
     targets, inits = pickle.loads(blob)

@@ -54,7 +54,7 @@ def test_unset_initial_values_follow_the_seed_in_opt() -> None:
 def warning_in_log_density(monkeypatch: pytest.MonkeyPatch):
     """A model whose log density warns once per evaluation (as staging does when it falls
     back to eager)."""
-    model_mod = importlib.import_module("tensorbridge.runtime.graph.model")
+    model_mod = importlib.import_module("tensorbridge.runtime.graph.model_compiler")
     original = model_mod.Model.compiled_target
 
     def compiled_target(self, batch):

@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from ... import ops
-from ...graph.model import make_distribution
+from ...graph.model_compiler import make_distribution
 from ...graph.nodes import LazyArray
 from ...tensor import Tensor
 from . import families, sampling, special

@@ -1,6 +1,6 @@
 """What data a family can produce: ``check_data`` refuses data a discrete family's density is zero
 at, when ``distribution(y, ...)`` assigns it (the catalogue's families call it from their
-``check_data``, which ``graph.model.distribution`` calls), and the host values of known
+``check_data``, which ``graph.model_compiler.distribution`` calls), and the host values of known
 parameters and data that the catalogue's argument checks read."""
 
 from __future__ import annotations
