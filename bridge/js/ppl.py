@@ -37,14 +37,14 @@ def _number(v: Any) -> Any:
 def model(*targets: Any, **named: Any) -> Any:
     """``tb.model``: positional targets keep the names they were given (``name=`` when made),
     keyword targets are named by their key (a JS object ``{mu, tau, theta}``)."""
+    from ...runtime import spec
     from ...runtime.graph import model as _model
 
     m = _model(*targets, **named)
     # variables nobody named (eta in `theta = mu + tau * eta`, no Python scope to find names in
-    # from JS) get their label as name, so derived targets can be computed over the draws
-    for v, label in zip(m.variables, m.variable_names()):
-        if not v.name:
-            v.name = label
+    # from JS) are named by the rule every door follows, so derived targets can be computed
+    # over the draws
+    spec.name_variables(m)
     return m
 
 
@@ -57,47 +57,19 @@ def format_lazy(x: Any) -> str:
     return repr(x)
 
 
-def _check_dim(fn: str, dim: Any) -> None:
-    dims = dim if isinstance(dim, list | tuple) else [dim]
-    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1
-                           for d in dims):
-        raise ValueError(f"{fn}: dim must be a positive integer or a list of them (a shape), "
-                         f"got {dim!r}")
-
-
 def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
     """``tb.<name>(*args, **kwargs)`` (``tb.ppl.normal(0, 1, {dim: 3})``) with its arguments
-    checked first, so a wrong one is named: ``normal: sd must be a number, an array, a tensor
-    or a lazy array, got str 'x'``; ``name`` names the variable it makes (as in the draws)."""
-    import inspect
-
+    checked by the runtime's spec first, so a wrong one is named: ``normal: sd must be a number,
+    an array, a tensor or a lazy array, got str 'x'``; ``name`` names the variable it makes (as
+    in the draws)."""
     import tensorbridge as tb
 
-    fn = getattr(tb, name)
+    from ...runtime import spec
+
     label = kwargs.pop("name", None)  # normal(0, 1, {name: "mu"}): the variable's name
-    if label is not None and not isinstance(label, str):
-        raise TypeError(f"{name}: name must be a string, got {type(label).__name__}")
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{name}: {e}") from None
-    for param, v in bound.arguments.items():
-        if v is None:
-            continue
-        if param == "dim":
-            _check_dim(name, v)
-            continue
-        if param in ("n_realisations", "dimension"):
-            continue
-        if param == "truncation":
-            if not (isinstance(v, list | tuple) and len(v) == 2):
-                raise ValueError(f"{name}: truncation must be [lower, upper], got {v!r}")
-            continue
-        if isinstance(v, str | bytes | dict | bool) or (
-                isinstance(v, list | tuple) and any(isinstance(e, str | dict) for e in v)):
-            raise TypeError(f"{name}: {param} must be a number, an array, a tensor or a lazy "
-                            f"array, got {type(v).__name__} {v!r}")
-    out = fn(*args, **kwargs)
+    spec.check_arg(name, "name", "name", label)
+    spec.check_distribution_args(name, args, kwargs)
+    out = getattr(tb, name)(*args, **kwargs)
     if label is not None:
         out.node.name = label
     return out
@@ -124,9 +96,9 @@ def calculate(target: Any, values: Any = None) -> Any:
     """``calculate`` for JS: ``values`` may be the draws (the result comes back as a flat
     float64 buffer and a shape, chains x draws x shape), a dict keyed by lazy arrays (a JS
     ``Map``) or a dict keyed by variable *names* (a plain JS object: ``{beta: [[1], [0]]}``)."""
+    from ...runtime import spec
     from ...runtime.graph import calculate as _calculate
-    from ...runtime.graph.model_compiler import _ancestors
-    from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy, node_of
+    from ...runtime.graph.nodes import LazyArray
     from ...runtime.ppl.draws import Draws
 
     if not isinstance(target, LazyArray):
@@ -136,20 +108,10 @@ def calculate(target: Any, values: Any = None) -> Any:
         data, shape = _buffer(_calculate(target, values))
         return {"data": data, "shape": shape, "dtype": "float64"}
     if isinstance(values, dict) and any(isinstance(k, str) for k in values):
-        variables = {}
-        for n in _ancestors([node_of(target)], stop=set()):
-            if isinstance(n, VariableNode):
-                for label in {n.name, n.label()} - {None}:
-                    variables.setdefault(label, n)
-        feed = {}
-        for k, v in values.items():
-            if not isinstance(k, str):
-                feed[k] = v
-            elif k in variables:
-                feed[_lazy(variables[k])] = v
-            # other names (variables of the model this target does not depend on) are ignored:
-            # a variable it needs but was not given is named by calculate's own error
-        values = feed
+        # names are the runtime's decision, as in R: an unknown one is an error naming it
+        names = [k for k in values if isinstance(k, str)]
+        found = spec.variables_by_name([target], names)
+        values = {found[k] if isinstance(k, str) else k: v for k, v in values.items()}
     return _calculate(target, values)
 
 
@@ -215,7 +177,7 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
     ends sampling (the draws so far are kept, ``interrupted`` is set)."""
     import tensorbridge as tb
 
-    from ...runtime.graph.model_compiler import Model
+    from ...runtime.graph import Model
 
     if not isinstance(m, Model):
         raise TypeError(f"mcmc: model must be a model from tb.ppl.model(...), not "
@@ -244,3 +206,4 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
         warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)  # JS: .interrupted
         draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
     return draws_result(draws)
+

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from ... import runtime as tb
+from ...runtime import spec as front_door
 from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy
-from ...runtime.ppl.distributions import DISTRIBUTIONS
 from ..descriptors import Ref
 from ..handles import handles
 from .api import _no_na
@@ -48,8 +48,7 @@ __all__ = [
     "variable",
 ]
 
-MULTIVARIATE = {"multivariate_normal", "dirichlet", "categorical", "multinomial",
-                "lkj_correlation"}
+MULTIVARIATE = frozenset(s.name for s in front_door.DISTRIBUTIONS if s.multivariate)
 
 
 def lazy_out(x: Any) -> dict[str, Any]:
@@ -96,8 +95,6 @@ def variable(lower: float, upper: float, dim: Any) -> dict[str, Any]:
 
 def make_distribution(name: str, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """``tensorbridge.<name>(**params, **options)`` with R data converted (see module docs)."""
-    if name not in DISTRIBUTIONS:
-        raise ValueError(f"no distribution {name!r}")
     row = name in MULTIVARIATE
     args = {k: _r_array(v, name, row=row) for k, v in params.items()}
     opts = {}
@@ -116,6 +113,7 @@ def make_distribution(name: str, params: dict[str, Any], options: dict[str, Any]
         sigma = args["Sigma"]
         if getattr(sigma, "ndim", 2) < 2:  # a 1 x 1 covariance given as an R scalar
             args["Sigma"] = np.full((1, 1), float(sigma))
+    front_door.check_distribution_args(name, (), {**args, **opts})  # the checks every door makes
     try:
         return lazy_out(getattr(tb, name)(**args, **opts))
     except tb.ShapeError as e:
@@ -248,12 +246,7 @@ def build_model(targets: Any, names: Any, others: Any) -> Any:
         if v in in_model and v not in chosen and n not in used:
             chosen[v] = n
             used.add(n)
-    for v in m.variables:
-        if v not in chosen and v.name is not None and v.name not in used:
-            chosen[v] = v.name
-            used.add(v.name)
-    for v in m.variables:
-        v.name = chosen.get(v) or f"variable_{v.id}"
+    front_door.name_variables(m, chosen)
     return m
 
 
@@ -357,23 +350,13 @@ def draws_info(draws: Any) -> dict[str, Any]:
 def _feed(targets: Any, values: Any, by_name: Any) -> dict[Any, Any]:
     """``{lazy array: value}`` from pairs (lazy array, R value) and from values named after
     variables of the targets' graph (``by_name``, for names R found no lazy array for)."""
-    from ...runtime.graph.model_compiler import _ancestors
-
     feed = {}
     for x, v in values or []:
         feed[x] = _shaped(v, tuple(x.shape), "values")
     if by_name:
-        graph = _ancestors([t.node for t in targets], stop=set())
-        variables = {n.name: n for n in sorted(graph, key=lambda n: n.id)
-                     if isinstance(n, VariableNode) and n.name}
-        for k, v in by_name.items():
-            node = variables.get(k)
-            if node is None:
-                raise ValueError(
-                    f"values: there is no lazy array called {k} here, and no variable named "
-                    f"{k} in the model of these arrays (its named variables: "
-                    f"{', '.join(variables) or 'none'})")
-            feed[_lazy(node)] = _shaped(v, node.shape, f"values: '{k}'")
+        # names are the runtime's decision, as in JS: an unknown one is an error naming it
+        for k, x in front_door.variables_by_name(targets, by_name).items():
+            feed[x] = _shaped(by_name[k], tuple(x.shape), f"values: '{k}'")
     return feed
 
 

@@ -172,7 +172,7 @@ test_that("calculate() with values, with nsim, and simulate() from the priors", 
   expect_equal(as.vector(out$theta), 1 + 2 * seq(-1, 1, length.out = 8))
   expect_error(calculate(theta, values = list(mu = 1)), "tau|eta")
   expect_error(calculate(theta, values = list(nothing = 1)),
-               "no lazy array called nothing here, and no variable named nothing")
+               "no variable named nothing")
   # names that are not R objects here are looked up among the model's variable names
   rm(mu, tau, eta)
   by_name <- calculate(theta, values = list(mu = 1, tau = 0, eta = rep(0, 8)))
