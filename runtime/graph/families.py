@@ -7,6 +7,7 @@ serves every node and every batch of parameter values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .bijectors import Constraint, real
@@ -21,6 +22,10 @@ class Family:
 
     name = "family"
     param_names: tuple[str, ...] = ()
+    # A fast path the model compiler takes: when the parameter named here is ``sigmoid(eta)`` of
+    # the model and the value is data, the density comes from :meth:`logit_log_density` (on the
+    # logit scale) instead of ``log_prob``. None: the family has no such path.
+    logit_param: str | None = None
 
     def support(self, **params: Any) -> Constraint:
         return real
@@ -38,6 +43,14 @@ class Family:
     def sample(self, generator: Any, shape: tuple[int, ...], /, **params: Any) -> Any:
         # positional-only: greta families have parameters called "shape" (gamma, weibull)
         raise NotImplementedError
+
+    def logit_log_density(self, data: Any, dtype: Any, backend: Any
+                          ) -> Callable[[Any], Any] | None:
+        """For ``logit_param``'s fast path: given the data (a constant tensor), a function of
+        ``eta`` (the logit of that parameter; ``dtype`` on ``backend``) returning the data's
+        summed log density, or None when these data cannot take the path. Called while the
+        density is being staged: read the data's raw values, never the data as a traced value."""
+        return None
 
     def check_data(self, params: dict[str, Any], value: Any) -> None:
         """Refuse (ValueError naming ``target``) data this family cannot produce, when

@@ -23,7 +23,6 @@ from ..compile import function
 from ..tensor import Tensor
 from .bijectors import Bijector
 from .families import Family
-from .logit import softplus_stable
 from .nodes import (
     DataNode,
     DistributionNode,
@@ -236,36 +235,31 @@ class Model:
             term = logit.get(d)
             if term is None:
                 total = total + ops.sum(d.log_prob(values))
-            else:  # minus the sum: no negation of every element (nor of its cotangent)
-                total = total - ops.sum(softplus_stable(term[1] * values[term[0]]))
+            else:
+                eta, log_density = term
+                total = total + log_density(values[eta])
         if not isinstance(total, Tensor):
             total = ops.full((), float(total), self.dtype, self.backend)
         return total
 
-    def _logit_terms(self) -> dict[DistributionNode, tuple[GraphNode, Tensor]]:
-        """Bernoulli data whose probability is ``sigmoid(eta)`` of the model: {distribution:
-        (eta, 1 - 2y)}, evaluated on the logit scale (see ``logit.py``)."""
+    def _logit_terms(self) -> dict[DistributionNode, tuple[GraphNode, Callable[[Any], Any]]]:
+        """Data whose family declares a logit-scale fast path (``Family.logit_param``) and whose
+        parameter is ``sigmoid(eta)`` of the model: {distribution: (eta, log density of eta)}."""
         terms = self.__dict__.get("_logit")
         if terms is not None:
             return terms
-        from ..ppl.array_namespace import NAME, np, to_tensor
-
         terms = {}
         for d in self.distributions:
-            prob = d.param_args.get("prob")
-            if (d.family.name != "bernoulli" or not isinstance(prob, OperationNode)
-                    or prob.prim.name != "sigmoid" or prob.params
+            param = d.family.logit_param
+            prob = d.param_args.get(param) if param is not None else None
+            if (not isinstance(prob, OperationNode) or prob.prim.name != "sigmoid" or prob.params
                     or not isinstance(prob.args[0], GraphNode)
                     or not isinstance(d.target, DataNode)):
                 continue
-            # the data are constants: reading them does not tie a staged program to values
-            ref = d.target.reference
-            raw = ref._raw_unchecked()
-            y = np.asarray(raw if NAME == "numpy" else ref.backend.to_list(raw), dtype=np.float64)
-            if not np.all((y == 0.0) | (y == 1.0)):
-                continue  # the general density gives such values probability zero
             eta = prob.args[0]
-            terms[d] = (eta, to_tensor(1.0 - 2.0 * y, dtype=eta.dtype, backend=self.backend))
+            log_density = d.family.logit_log_density(d.target.reference, eta.dtype, self.backend)
+            if log_density is not None:
+                terms[d] = (eta, log_density)
         self.__dict__["_logit"] = terms
         return terms
 

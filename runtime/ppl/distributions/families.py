@@ -16,6 +16,7 @@ returns one value per event.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ... import ops
@@ -37,6 +38,7 @@ from ...graph.families import Family
 from ...tensor import Tensor
 from . import sampling as smp
 from .data_checks import check_data
+from .logit import bernoulli_logit_log_density
 from .special import (
     HALF_LOG_2PI,
     LOG_2,
@@ -874,6 +876,7 @@ class Bernoulli(_Discrete):
     name = "bernoulli"
     param_names = ("prob",)
     param_checks = (("prob", "unit"),)
+    logit_param = "prob"
 
     def support(self, **params: Any) -> Constraint:
         return integers(0, 1)
@@ -886,6 +889,10 @@ class Bernoulli(_Discrete):
     def sample(self, generator: Any, shape: tuple[int, ...], /, *, prob: Any) -> Any:
         (prob,) = smp.params_like(shape, prob)
         return ops.cast(smp.uniform(generator, shape, prob) < prob, prob.dtype)
+
+    def logit_log_density(self, data: Any, dtype: Any, backend: Any
+                          ) -> Callable[[Any], Any] | None:
+        return bernoulli_logit_log_density(data, dtype, backend)
 
     def mean(self, *, prob: Any) -> Any:
         return prob + 0.0

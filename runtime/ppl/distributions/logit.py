@@ -1,7 +1,7 @@
 """Log densities computed from a logit when a probability is ``sigmoid(eta)``.
 
 greta evaluates ``bernoulli(ilogit(eta))`` on the logit scale (its "representations"); so does
-:class:`~tensorbridge.runtime.graph.model_compiler.Model`:
+the model compiler, through the fast path a family declares (``Family.logit_param``):
 ``y log s(eta) + (1 - y) log(1 - s(eta))`` is ``-softplus((1 - 2y) eta)`` for y in {0, 1},
 which never forms the probability (no rounding to 0 or 1, no log(0)) and costs one softplus
 forward and one exponential backward per element instead of a sigmoid, two guarded logarithms
@@ -10,13 +10,15 @@ and their derivatives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from .. import ops
-from ..autodiff.batching import batch_rule
-from ..autodiff.core import Primitive, bind
+from ... import ops
+from ...autodiff.batching import batch_rule
+from ...autodiff.core import Primitive, bind
+from ...tensor import Tensor
 
-__all__ = ["bernoulli_logit_log_prob", "softplus_stable"]
+__all__ = ["bernoulli_logit_log_density", "softplus_stable"]
 
 
 def _softplus_impl(x: Any) -> Any:
@@ -42,7 +44,22 @@ def softplus_stable(x: Any) -> Any:
     return bind(_SOFTPLUS, [x], {})
 
 
-def bernoulli_logit_log_prob(sign: Any, eta: Any) -> Any:
-    """Elementwise Bernoulli log probability of y given prob = sigmoid(eta); ``sign`` = 1 - 2y
-    (the data, y in {0, 1})."""
-    return -softplus_stable(sign * eta)
+def bernoulli_logit_log_density(data: Tensor, dtype: Any, backend: Any
+                                ) -> Callable[[Any], Any] | None:
+    """The summed Bernoulli log probability of ``data`` as a function of ``eta`` when
+    prob = sigmoid(eta); None unless every value is 0 or 1 (the general density gives the
+    others probability zero)."""
+    from ..array_namespace import NAME, np, to_tensor
+
+    # the data are constants: reading them does not tie a staged program to values
+    raw = data._raw_unchecked()
+    y = np.asarray(raw if NAME == "numpy" else data.backend.to_list(raw), dtype=np.float64)
+    if not np.all((y == 0.0) | (y == 1.0)):
+        return None
+    sign = to_tensor(1.0 - 2.0 * y, dtype=dtype, backend=backend)
+
+    def log_density(eta: Any) -> Any:
+        # the sum is negated, not every element (nor its cotangent)
+        return -ops.sum(softplus_stable(sign * eta))
+
+    return log_density
