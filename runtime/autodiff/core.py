@@ -23,6 +23,11 @@ __all__ = ["Primitive", "Trace", "Tracer", "bind"]
 VJPRule = Callable[..., Any]  # (g, ans, *args, **params) -> cotangent for one argument
 JVPRule = Callable[..., Any]  # (t, ans, *args, **params) -> tangent of the output
 
+# Every primitive by name, filled as primitives are made (the runtime's, at import; their names
+# are unique): worker processes look up the primitives a pickled model graph names here. A later
+# primitive with a name already taken (a user's) is not entered; it travels by its module.
+PRIMITIVES: dict[str, Primitive] = {}
+
 
 class Primitive:
     """An atomic operation with a concrete implementation and derivative rules.
@@ -47,6 +52,7 @@ class Primitive:
         self.impl = impl
         self.vjp_rules: list[VJPRule | None] = list(vjp or [])
         self.jvp_rules: list[JVPRule | None] = list(jvp or [])
+        PRIMITIVES.setdefault(name, self)
 
     def defvjp(self, *rules: VJPRule | None) -> Primitive:
         """Set the VJP rule of each argument in order (``None``: not differentiable)."""

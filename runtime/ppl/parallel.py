@@ -6,8 +6,9 @@ them batched in lockstep, exactly as ``mcmc`` does in one process. Chains are nu
 whole run and draw from their own random streams (see ``chain_rng``), so the split does not
 change the draws.
 
-Primitives hold closures, which ``pickle`` refuses; they are sent by where they live (a module
-attribute, or an entry of a module-level dict of primitives) and looked up again in the worker.
+Primitives hold closures, which ``pickle`` refuses; the runtime's are sent by name and looked up
+in the worker's registry of primitives (``autodiff.core.PRIMITIVES``), a user's ``@tb.primitive``
+by its name in the (importable) module that defines it.
 Tensors travel as host arrays with their dtype and backend name.
 
 Workers ignore SIGINT: Ctrl-C (delivered to the whole process group) and ``should_stop`` are
@@ -34,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.core import Primitive, Tracer
+from ..autodiff.core import PRIMITIVES, Primitive, Tracer
 from ..errors import SamplingInterrupted
 from ..interrupts import safe_point
 from ..tensor import Tensor
@@ -48,35 +49,24 @@ _POLL_S = 0.05
 
 
 # ------------------------------------------------------------------------- model transport
-_prim_index: dict[int, tuple[str, str, Any]] = {}
+def _primitive_by_name(name: str) -> Primitive:
+    prim = PRIMITIVES.get(name)
+    if prim is None:
+        raise pickle.UnpicklingError(f"primitive {name!r} is not defined in this process")
+    return prim
 
 
-def _index_primitives() -> None:
-    """Where every module-level primitive of tensorbridge lives: (module, attribute, dict key)."""
-    for mod_name, mod in list(sys.modules.items()):
-        if mod is None or not mod_name.startswith("tensorbridge"):
-            continue
-        for attr, val in list(vars(mod).items()):
-            if isinstance(val, Primitive):
-                _prim_index.setdefault(id(val), (mod_name, attr, None))
-            elif isinstance(val, dict):
-                for k, v in list(val.items()):
-                    if isinstance(v, Primitive):
-                        _prim_index.setdefault(id(v), (mod_name, attr, k))
-
-
-def _user_primitive(prim: Primitive) -> tuple[str, str, Any] | None:
+def _user_primitive(prim: Primitive) -> tuple[str, str] | None:
     """A ``@tb.primitive`` bound to a name in the (importable) module that defines it."""
     mod_name = getattr(getattr(prim, "forward", None), "__module__", None)
     mod = sys.modules.get(mod_name or "")
     if mod is None or mod_name == "__main__":
         return None
-    return next(((mod_name, k, None) for k, v in vars(mod).items() if v is prim), None)
+    return next(((mod_name, k) for k, v in vars(mod).items() if v is prim), None)
 
 
-def _load_primitive(module: str, attr: str, key: Any) -> Primitive:
-    obj = getattr(importlib.import_module(module), attr)
-    return obj if key is None else obj[key]
+def _load_user_primitive(module: str, attr: str) -> Primitive:
+    return getattr(importlib.import_module(module), attr)
 
 
 def _load_tensor(value: Any, dtype: str, backend: str) -> Tensor:
@@ -94,17 +84,14 @@ def _load_backend(name: str) -> Any:
 class _GraphPickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, Primitive):
-            where = _prim_index.get(id(obj))
-            if where is None:
-                _index_primitives()
-                where = _prim_index.get(id(obj))
-            if where is None:
-                where = _user_primitive(obj)
+            if PRIMITIVES.get(obj.name) is obj and not hasattr(obj, "forward"):
+                return _primitive_by_name, (obj.name,)  # the runtime's
+            where = _user_primitive(obj)
             if where is None:
                 raise pickle.PicklingError(
                     f"primitive {obj.name!r} is not a module-level object of an importable "
                     f"module")
-            return _load_primitive, where
+            return _load_user_primitive, where
         if isinstance(obj, Tensor) and not isinstance(obj, Tracer):
             return _load_tensor, (np.asarray(obj.numpy()), obj.dtype.name, obj.backend.name)
         if type(obj).__module__.startswith("tensorbridge.runtime.backends") and hasattr(
