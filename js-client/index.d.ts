@@ -254,6 +254,10 @@ export interface ModelFitArgs {
   /** Seed of the shuffling (default: from tb.random's generator). */
   seed?: number;
   initialEpoch?: number;
+  /** One weight per sample. */
+  sampleWeight?: Data;
+  /** Samples per validation batch (default: batchSize). */
+  validationBatchSize?: number;
   callbacks?: CustomCallbackArgs | CustomCallbackArgs[];
   /** Stops training after the current batch (Node; browsers: cross-origin isolated pages). */
   signal?: AbortSignal;
@@ -351,6 +355,10 @@ export interface DistributionOptions {
   truncation?: [number, number];
   /** The variable's name (in the draws; model(x) positional uses it). */
   name?: string;
+  /** Multivariate families: rows of independent draws. */
+  nRealisations?: number;
+  /** Multivariate families: the event size, when the parameters do not fix it. */
+  dimension?: number;
   [option: string]: unknown;
 }
 type Dist = (...args: (PplArg | DistributionOptions)[]) => Promise<LazyArray>;
@@ -371,14 +379,43 @@ export interface ProgressInfo {
   elapsed: number;
 }
 
+/** The sampler kernel and its options (NUTS: maxDepth; HMC: nLeapfrog). */
+export interface McmcSamplerOptions {
+  kind: "nuts" | "hmc";
+  maxDepth?: number;
+  nLeapfrog?: number;
+  targetAccept?: number;
+  stepSize?: number;
+}
+
+export interface OptOptions {
+  optimiser?: "lbfgs" | "adam";
+  initialValues?: Record<string, unknown>;
+  maxIterations?: number;
+  tolerance?: number;
+  learningRate?: number;
+  seed?: number;
+  /** Add the log Jacobian of the constraining transforms (the mode on the free scale). */
+  adjust?: boolean;
+}
+
+export interface OptResult {
+  /** The mode: per variable, its values row-major. */
+  par: Record<string, Float64Array>;
+  shapes: Record<string, number[]>;
+  /** The log density there. */
+  value: number;
+  iterations: number;
+  converged: boolean;
+}
+
 export interface McmcOptions {
   nSamples?: number;
   warmup?: number;
   chains?: number;
   seed?: number;
   thin?: number;
-  sampler?: "nuts" | "hmc" | { kind: "nuts" | "hmc"; maxDepth?: number; nLeapfrog?: number;
-    targetAccept?: number; stepSize?: number };
+  sampler?: "nuts" | "hmc" | McmcSamplerOptions;
   initialValues?: Record<string, unknown> | Record<string, unknown>[];
   /** onProgress every this many iterations (default 50). */
   callbackEvery?: number;
@@ -426,6 +463,7 @@ export interface Ppl {
   /** The lazy array as printed in Python and R: known values, `?` where unknown. */
   format(x: LazyArray): Promise<string>;
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
+  opt(model: PyProxy, options?: OptOptions): Promise<OptResult>;
   bernoulli: Dist; beta: Dist; betaBinomial: Dist; binomial: Dist; categorical: Dist;
   cauchy: Dist; chiSquared: Dist; dirichlet: Dist; exponential: Dist; gamma: Dist;
   inverseGamma: Dist; laplace: Dist; lkjCorrelation: Dist; logistic: Dist; lognormal: Dist;

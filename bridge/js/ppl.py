@@ -17,7 +17,7 @@ from array import array
 from typing import Any
 
 __all__ = ["calculate", "distribution", "draws_result", "make_distribution", "mcmc", "model",
-           "summary_rows"]
+           "opt", "summary_rows"]
 
 _SUMMARY_KEYS = (("mean", "mean"), ("sd", "sd"), ("q5", "q5"), ("q50", "q50"), ("q95", "q95"),
                  ("rhat", "rhat"), ("ess_bulk", "essBulk"), ("ess_tail", "essTail"))
@@ -207,3 +207,20 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
         draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
     return draws_result(draws)
 
+
+def opt(m: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``tb.opt`` with the JS options (Python names): the mode by variable name as flat
+    float64 buffers and shapes, the log density there, the iterations and convergence."""
+    import tensorbridge as tb
+
+    from ...runtime.graph import Model
+
+    if not isinstance(m, Model):
+        raise TypeError(f"opt: model must be a model from tb.ppl.model(...), not "
+                        f"{type(m).__name__}")
+    res = tb.opt(m, **dict(options or {}))
+    par, shapes = {}, {}
+    for name, v in res.par.items():
+        par[name], shapes[name] = _buffer(v)
+    return {"par": par, "shapes": shapes, "value": _number(res.value),
+            "iterations": int(res.iterations), "converged": bool(res.converged)}

@@ -18,7 +18,8 @@
 
 import { snake } from "./layers.js";
 
-// the distribution catalogue (runtime/ppl/distributions): JS name -> Python name
+// the distribution catalogue (runtime/spec.py DISTRIBUTIONS, camelCase: the spec's naming rule;
+// tests/bridge/test_front_door_spec.py fails when this list and the runtime's differ)
 const DISTRIBUTIONS = ["bernoulli", "beta", "betaBinomial", "binomial", "categorical", "cauchy",
   "chiSquared", "dirichlet", "exponential", "gamma", "inverseGamma", "laplace", "lkjCorrelation",
   "logistic", "lognormal", "multinomial", "multivariateNormal", "negativeBinomial", "normal",
@@ -166,6 +167,19 @@ export function makePpl(tb) {
      * `?` (e.g. "lazy array (operation) [8]\n[?, ?, ...]"). */
     async format(x) { return (await mod()).format_lazy(x); },
     mcmc: (m, options) => mcmc(m, options),
+    /** The posterior mode: opt(model, {optimiser: "lbfgs" | "adam", initialValues,
+     * maxIterations, tolerance, learningRate, seed, adjust}) -> {par: {name: Float64Array},
+     * shapes: {name: shape}, value (log density), iterations, converged}. */
+    async opt(m, options = {}) {
+      const r = await (await mod()).opt(m, kwargs(options));
+      for (const [k, d] of Object.entries(r.par)) {
+        if (!(d instanceof Float64Array)) {
+          r.par[k] = new Float64Array(d.buffer, d.byteOffset, d.byteLength / 8);
+        }
+      }
+      r.value = num(r.value);
+      return r;
+    },
   };
   for (const name of DISTRIBUTIONS) ppl[name] = (...args) => call(snake(name), args);
 

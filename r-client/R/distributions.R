@@ -58,6 +58,8 @@ new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
 #' @param mean,sd,meanlog,sdlog,df,mu,sigma,location,scale,rate,shape,alpha,beta,a,b
 #'   Parameters (see Details), as in greta.
 #' @param shape1,shape2,min,max,prob,size,lambda,eta,Sigma Parameters (see Details).
+#' @param cholesky `multivariate_normal()` takes the lower Cholesky factor of the covariance
+#'   instead of `Sigma` (give exactly one).
 #' @param link Given (or given instead of the parameters), `binomial()` and `poisson()` are
 #'   stats' family functions: `glm(y ~ x, family = binomial)`, `binomial("probit")` and
 #'   `poisson(link = "sqrt")` work as with stats alone.
@@ -265,8 +267,11 @@ dirichlet <- function(alpha, n_realisations = NULL, dimension = NULL) {
 
 #' @rdname distributions
 #' @export
-multivariate_normal <- function(mean, Sigma, n_realisations = NULL, dimension = NULL) {
-  new_distribution("multivariate_normal", list(mean = mean, Sigma = Sigma),
+multivariate_normal <- function(mean, Sigma = NULL, n_realisations = NULL, dimension = NULL,
+                                cholesky = NULL) {
+  # exactly one of Sigma and its lower Cholesky factor (the runtime says which is missing)
+  params <- list(mean = mean, Sigma = Sigma, cholesky = cholesky)
+  new_distribution("multivariate_normal", params[!vapply(params, is.null, logical(1))],
                    n_realisations = n_realisations, dimension = dimension)
 }
 

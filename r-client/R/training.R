@@ -119,6 +119,7 @@ data_arg <- function(x, name, column = TRUE) prepare_data(x, name, column)
 #' @param initial_epoch Epochs already done (training continues from there; epochs counts
 #'   the total).
 #' @param seed `NULL` or a seed for the shuffling (reproducible sample order).
+#' @param validation_batch_size `NULL` (`batch_size`) or the samples per validation batch.
 #' @param ... Unused.
 #' @return A `tb_history` (invisibly): see [as.data.frame.tb_history()] and
 #'   [plot.tb_history()].
@@ -135,7 +136,8 @@ fit <- function(object, ...) UseMethod("fit")
 fit.tb_model <- function(object, x, y, epochs = 10, batch_size = 32, validation_split = 0,
                          validation_data = NULL, shuffle = TRUE, callbacks = NULL,
                          verbose = getOption("tensorbridge.verbose", "auto"),
-                         sample_weight = NULL, initial_epoch = 0, seed = NULL, ...) {
+                         sample_weight = NULL, initial_epoch = 0, seed = NULL,
+                         validation_batch_size = NULL, ...) {
   check_model(object, "fit")
   check_dots_empty(list(...), "fit")
   if (missing(x)) nn_fail("fit(): x (the inputs) is missing")
@@ -168,7 +170,9 @@ fit.tb_model <- function(object, x, y, epochs = 10, batch_size = 32, validation_
     callbacks = unname(cbs), validation_split = validation_split,
     validation_data = validation_data, shuffle = check_flag(shuffle, "shuffle"),
     sample_weight = prepare_data(sample_weight, "sample_weight", column = FALSE),
-    initial_epoch = initial_epoch, seed = check_int(seed, "seed", min = 0L, null_ok = TRUE)
+    initial_epoch = initial_epoch, seed = check_int(seed, "seed", min = 0L, null_ok = TRUE),
+    validation_batch_size = check_int(validation_batch_size, "validation_batch_size",
+                                      null_ok = TRUE)
   ))
   history <- do.call(tb_call, c(list(object$fit), args, list(.background = TRUE)))
   invisible(new_history(history))

@@ -144,3 +144,18 @@ test("simulate: prior predictive and posterior predictive from the draws", { tim
     await assert.rejects(g.simulate(3), /simulate: target must be a lazy array/);
     draws.dispose();
   });
+
+test("opt: the posterior mode by variable name, with the runtime's options in camelCase",
+  { timeout: 300000 }, async () => {
+    const g = tb.ppl;
+    const x = await g.asData([1, 2, 3, 4]);
+    const loc = await g.normal(0, 100);
+    await g.distribution(x, await g.normal(loc, 1));
+    const m = await g.model({ loc });
+    const r = await g.opt(m, { maxIterations: 200, tolerance: 1e-10 });
+    assert.ok(r.converged);
+    assert.ok(r.par.loc instanceof Float64Array);
+    assert.deepEqual(r.shapes.loc, []);
+    assert.ok(Math.abs(r.par.loc[0] - 2.5) < 1e-3, `mode ${r.par.loc[0]}`);
+    await assert.rejects(g.opt(m, { optimiser: "newton" }), /optimiser/);
+  });

@@ -117,6 +117,9 @@ test_that("distributions take greta's arguments and dimensions", {
   expect_match(format(poisson(3)), "poisson")
   expect_match(format(cauchy(0, 5, truncation = c(0, Inf))), "variable following a")
   expect_error(multivariate_normal(c(0, 0), matrix(c(1, 2, 3, 4), 2)), "symmetric")
+  # the runtime's cholesky parameterisation, instead of Sigma (exactly one of them)
+  expect_identical(dim(multivariate_normal(c(0, 0), cholesky = diag(2))), c(1L, 2L))
+  expect_error(multivariate_normal(c(0, 0)), "exactly one of Sigma or cholesky")
 })
 
 test_that("distribution<- refuses variables, unknown operations and second likelihoods", {

@@ -108,6 +108,12 @@ test_that("validation data, validation_split and history as a data frame / plot"
   h2 <- m |> fit(x, y, epochs = 2, validation_split = 0.25, verbose = 0)
   expect_identical(h2$params$samples, 75L) # the last 25% held out
   expect_true(all(c("val_loss", "val_mae") %in% names(h2$metrics)))
+  # every fit option of the runtime has its R argument (runtime/spec.py OPTIONS)
+  h3 <- m |> fit(x, y, epochs = 1, validation_split = 0.25, validation_batch_size = 5,
+                 verbose = 0)
+  expect_true("val_loss" %in% names(h3$metrics))
+  expect_error(m |> fit(x, y, epochs = 1, validation_batch_size = 0, verbose = 0),
+               "validation_batch_size")
 })
 
 test_that("R callbacks: 1-based epochs, logs as named lists, batch hooks, stop_training", {
