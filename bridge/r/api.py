@@ -9,6 +9,7 @@ a differentiated function runs on the same Python tensors as Python code would.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any
 
@@ -19,15 +20,20 @@ from ...runtime import Tensor
 from ..builtins_common import tensor_ref
 from ..descriptors import Dict, List, TensorRef
 from ..errors import ConversionError
+from ..handles import handles
+from .rhost import RMemory
 
 __all__ = [
     "as_tensor",
+    "as_tensor_r",
     "call_op",
+    "call_op_ids",
     "grad",
     "hessian",
     "index",
     "info",
     "jacobian",
+    "release_callback",
     "to_array",
     "value_and_grad",
     "wrap",
@@ -77,6 +83,23 @@ def as_tensor(x: Any, dtype: Any = None) -> TensorRef:
     return tensor_ref(tb.tensor(x, dtype=dtype))
 
 
+_R_STORAGE = {"double": np.float64, "integer": np.int32, "logical": np.int32}
+
+
+def as_tensor_r(view: Any, rtype: str, dtype: Any = None) -> Any:
+    """``as_tensor()`` of a plain R vector or array (``rtype``: its ``typeof()``) that R found
+    free of NA, given as ``view``: the address of its memory, the token that keeps it alive (as
+    the wire's array has), its size in bytes, then its dims. The same read-only column-major view
+    ``as_tensor`` gets from the wire, without converting a tagged dict."""
+    addr, token, nbytes, *dims = view
+    buf = np.asarray(RMemory(int(addr), int(nbytes), token))
+    arr = np.ndarray(tuple(int(d) for d in dims), _R_STORAGE[rtype], buffer=buf, order="F")
+    arr.flags.writeable = False
+    if rtype == "logical":
+        arr = arr.astype(np.bool_)
+    return wrap(tb.tensor(arr, dtype=dtype))
+
+
 def to_array(t: Any) -> Any:
     """The tensor's values (by value: an R array)."""
     if not isinstance(t, Tensor):
@@ -94,6 +117,18 @@ def call_op(name: str, *args: Any, **kwargs: Any) -> Any:
     if fn is None or not callable(fn):
         raise AttributeError(f"tensorbridge has no operation {name!r}")
     return wrap(fn(*(_no_na(a, name) for a in args), **kwargs))
+
+
+def call_op_ids(name: str, a: Any, b: Any) -> Any:
+    """``call_op`` for R's binary operators and ``%*%`` on tensors, the R door's hot path: a
+    tensor operand comes as its handle id (an int), an R number as a float. R checked the
+    operands (live tensors of this session, dims that need none of R's recycling rules) in C,
+    so neither crosses as a tagged wire value that the "r" table would have to convert."""
+    fn = getattr(tb, name, None)
+    if fn is None or not callable(fn):
+        raise AttributeError(f"tensorbridge has no operation {name!r}")
+    resolve = handles.resolve
+    return wrap(fn(resolve(a) if type(a) is int else a, resolve(b) if type(b) is int else b))
 
 
 def call_method(t: Tensor, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -141,6 +176,18 @@ def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> Ten
         if shape != out.shape:
             out = tb.reshape(out, shape)
     return tensor_ref(out)
+
+
+# R's tensor finalizer calls this through a C function pointer (r-client/src/tensorbridge.c):
+# queueing the release as RHost.release does, without a reticulate round trip per tensor.
+@ctypes.CFUNCTYPE(None, ctypes.c_int)
+def _release_from_r(hid: int) -> None:
+    handles.release_deferred(hid, how="by an R finalizer")
+
+
+def release_callback() -> float:
+    """The address of the C-callable function that releases a tensor handle (deferred)."""
+    return float(ctypes.cast(_release_from_r, ctypes.c_void_p).value or 0)
 
 
 def _r_tensor_function(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -161,6 +161,12 @@ tb_init <- function() {
   .tb$versions <- versions
   .tb$initialized <- TRUE
   .tb$api_fns <- new.env(parent = emptyenv())
+  .tb$api_ids <- new.env(parent = emptyenv())
+  # tensors' finalizers release through a C function pointer (see finalize_tensor())
+  tryCatch(
+    .Call(tb_c_set_release, api("release_callback")(), .tb$session),
+    error = function(e) NULL
+  )
   invisible(TRUE)
 }
 

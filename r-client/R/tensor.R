@@ -1,11 +1,17 @@
 # The R API of the tensor runtime. Tensors stay in Python; R holds handles (tb_tensor).
 
+# A tb_tensor: a handle environment (see new_handle_env()) with shape and dtype, made in C.
 new_tensor <- function(id, shape, dtype) {
-  h <- new_handle_env(id, "Tensor")
-  h$shape <- as.integer(shape)
-  h$dtype <- dtype
-  class(h) <- c("tb_tensor", "tb_object")
-  h
+  .Call(tb_c_new_tensor, id, shape, dtype, .tb$session, finalize_tensor)
+}
+
+# The finalizer of a tensor: C queues its release in Python through a function pointer
+# (tb_c_release_tensor()) instead of a reticulate call per tensor; finalize_handle() where that
+# pointer is not set.
+finalize_tensor <- function(h) {
+  if (isTRUE(.tb$closing)) return(invisible(NULL))
+  if (!.Call(tb_c_release_tensor, h)) finalize_handle(h)
+  invisible(NULL)
 }
 
 # The R function for a function of tensorbridge.bridge.r.api (cached).
@@ -21,6 +27,40 @@ api <- function(name) {
 }
 
 tensor_op <- function(name, ...) api("call_op")(name, ...)
+
+# Call the function `name` of tensorbridge.bridge.r.api with arguments that reticulate maps as
+# they are (numbers, strings, NULL; no wire values) through the R host, by the handle id of the
+# function (cached); a tensor result becomes its tb_tensor in C. The R door's per-op cost is
+# mostly this path.
+api_call <- function(name, args) {
+  fid <- .tb$api_ids[[name]]
+  if (is.null(fid)) {
+    fid <- .subset2(attr(api(name), "tb_handle", exact = TRUE), "id")
+    assign(name, fid, envir = .tb$api_ids)
+  }
+  res <- .tb$pci(.tb$m_call, c(list(fid), args), NULL)
+  if (!is.list(res)) return(res)
+  if (identical(res[[1L]], "T")) {
+    return(.Call(tb_c_new_tensor, res[[2L]], res[[3L]], res[[4L]], .tb$session, finalize_tensor))
+  }
+  tb_decode_result(res)
+}
+
+# A binary op whose operands tb_c_tensor_operands() cleared (tensors as handle ids, an R number
+# as it is).
+tensor_op_ids <- function(name, args) api_call("call_op_ids", list(name, args[[1L]], args[[2L]]))
+
+# as_tensor() of a plain numeric, integer or logical vector or array of two or more values (or
+# one with attributes) without NA (anyNA() is also TRUE for NaN, which then takes the general
+# path): Python gets a view of R's memory by address, as the wire's array would give it.
+as_tensor_view <- function(x, dtype) {
+  d <- dim(x)
+  if (is.null(d)) d <- length(x)
+  # one double vector (address, token, bytes, dims): reticulate converts each argument apart
+  args <- list(c(.Call(tb_c_view, x), d), typeof(x))
+  if (!is.null(dtype)) args[[3L]] <- dtype
+  api_call("as_tensor_r", args)
+}
 
 #' Tensors
 #'
@@ -61,8 +101,10 @@ as_tensor <- function(x, dtype = NULL) {
       ), describe_value(x)), call = NULL, type = "TypeError", classes = "TypeError")
     ))
   }
+  n <- length(x)
+  view <- numbers && (n > 1L || (n == 1L && !is.null(attributes(x)))) && !anyNA(x)
   withCallingHandlers(
-    api("as_tensor")(x, dtype),
+    if (view) as_tensor_view(x, dtype) else api("as_tensor")(x, dtype),
     tensorbridge_error = function(e) {
       msg <- conditionMessage(e)
       if (grepl("data: ", msg, fixed = TRUE)) { # the runtime names its argument `data`
@@ -157,6 +199,8 @@ Ops.tb_tensor <- function(e1, e2) {
     ))
   }
   op <- ops_map[[.Generic]]
+  args <- .Call(tb_c_tensor_operands, e1, e2, .tb$session, FALSE)
+  if (!is.null(args)) return(tensor_op_ids(op, args))
   ops <- r_operands(e1, e2, .Generic)
   tensor_op(op, ops[[1L]], ops[[2L]])
 }
@@ -281,6 +325,8 @@ mean.tb_tensor <- function(x, ...) tensor_op("mean", x)
     return(lazy_op("matmul", x, y))
   }
   if (inherits(x, "tb_tensor") || inherits(y, "tb_tensor")) {
+    args <- .Call(tb_c_tensor_operands, x, y, .tb$session, TRUE)
+    if (!is.null(args)) return(tensor_op_ids("matmul", args))
     return(tensor_op("matmul", x, y))
   }
   base::`%*%`(x, y)

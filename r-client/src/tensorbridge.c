@@ -264,6 +264,104 @@ SEXP tb_c_simple_args(SEXP args) {
   return Rf_ScalarLogical(1);
 }
 
+/* The operands of an R operator on tensors when they can skip R's recycling rules and the
+ * wire: two live tensors of this session (`session`) with equal dims, or one of them 0-d, or
+ * any dims when `any_dims` (a matrix product has no recycling); or a live tensor and a plain
+ * length-one double. The result is list(a, b) with a tensor as its handle id (an integer) and
+ * the double as it is; NULL when the operands need the general path (which also gives the
+ * errors for released or stale tensors). */
+static SEXP live_tensor_shape(SEXP x, SEXP session, SEXP *id) {
+  if (TYPEOF(x) != ENVSXP || !Rf_inherits(x, "tb_tensor")) return NULL;
+  SEXP s = Rf_findVarInFrame(x, Rf_install("session"));
+  if (TYPEOF(s) != STRSXP || XLENGTH(s) != 1 ||
+      strcmp(CHAR(STRING_ELT(s, 0)), CHAR(STRING_ELT(session, 0))) != 0)
+    return NULL;
+  SEXP i = Rf_findVarInFrame(x, Rf_install("id"));
+  SEXP shape = Rf_findVarInFrame(x, Rf_install("shape"));
+  if (TYPEOF(i) != INTSXP || XLENGTH(i) != 1 || TYPEOF(shape) != INTSXP) return NULL;
+  *id = i;
+  return shape;
+}
+
+static int plain_double(SEXP x) {
+  return TYPEOF(x) == REALSXP && XLENGTH(x) == 1 && ATTRIB(x) == R_NilValue;
+}
+
+SEXP tb_c_tensor_operands(SEXP e1, SEXP e2, SEXP session, SEXP any_dims) {
+  SEXP id1 = R_NilValue, id2 = R_NilValue;
+  SEXP s1 = live_tensor_shape(e1, session, &id1);
+  SEXP s2 = live_tensor_shape(e2, session, &id2);
+  if (s1 != NULL && s2 != NULL) {
+    R_xlen_t n1 = XLENGTH(s1), n2 = XLENGTH(s2);
+    int ok = Rf_asLogical(any_dims) == 1 || n1 == 0 || n2 == 0;
+    if (!ok && n1 == n2) {
+      ok = memcmp(INTEGER(s1), INTEGER(s2), sizeof(int) * (size_t) n1) == 0;
+    }
+    if (!ok) return R_NilValue;
+  } else if (!((s1 != NULL && plain_double(e2)) || (s2 != NULL && plain_double(e1)))) {
+    return R_NilValue;
+  }
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(out, 0, s1 != NULL ? id1 : e1);
+  SET_VECTOR_ELT(out, 1, s2 != NULL ? id2 : e2);
+  UNPROTECT(1);
+  return out;
+}
+
+/* Releasing tensors. An R finalizer that called Python through reticulate cost a full round
+ * trip per tensor, as much as the op that made it. The tensor finalizer (an R function, so that
+ * no pointer into this library outlives it) calls tb_c_release_tensor(), which calls the Python
+ * function whose address tb_c_set_release() got: a ctypes callback that queues the release as
+ * the R host's `release` does (it takes the GIL itself). */
+static void (*release_handle)(int) = NULL;
+static SEXP release_session = NULL; /* the session's id (a string), preserved */
+
+SEXP tb_c_set_release(SEXP addr, SEXP session) {
+  if (release_session != NULL) R_ReleaseObject(release_session);
+  release_session = session;
+  R_PreserveObject(release_session);
+  release_handle = (void (*)(int)) (uintptr_t) Rf_asReal(addr);
+  return R_NilValue;
+}
+
+/* FALSE when no callback is set (the caller releases the R way); otherwise TRUE, having
+ * released the tensor unless it belongs to another session or was released already. */
+SEXP tb_c_release_tensor(SEXP env) {
+  if (release_handle == NULL || release_session == NULL) return Rf_ScalarLogical(0);
+  if (TYPEOF(env) != ENVSXP) return Rf_ScalarLogical(1);
+  SEXP s = Rf_findVarInFrame(env, Rf_install("session"));
+  SEXP id = Rf_findVarInFrame(env, Rf_install("id"));
+  if (TYPEOF(s) != STRSXP || XLENGTH(s) != 1 || TYPEOF(id) != INTSXP || XLENGTH(id) != 1 ||
+      strcmp(CHAR(STRING_ELT(s, 0)), CHAR(STRING_ELT(release_session, 0))) != 0)
+    return Rf_ScalarLogical(1);
+  int hid = INTEGER(id)[0];
+  Rf_defineVar(Rf_install("id"), R_NilValue, env);
+  release_handle(hid);
+  return Rf_ScalarLogical(1);
+}
+
+/* A tb_tensor: the handle environment (id, type, session, shape, dtype; parent the empty
+ * environment) with its class and its finalizer (the R function `finalizer`), built in one call
+ * because every tensor op from R makes one. */
+SEXP tb_c_new_tensor(SEXP id, SEXP shape, SEXP dtype, SEXP session, SEXP finalizer) {
+  SEXP env = PROTECT(R_NewEnv(R_EmptyEnv, FALSE, 0));
+  Rf_defineVar(Rf_install("id"), PROTECT(Rf_coerceVector(id, INTSXP)), env);
+  Rf_defineVar(Rf_install("type"), PROTECT(Rf_mkString("Tensor")), env);
+  Rf_defineVar(Rf_install("session"), session, env);
+  /* a shape arrives from Python as an integer vector, a list of integers (a tuple) or NULL
+   * (a 0-d tensor) */
+  SEXP dims = Rf_isNull(shape) ? Rf_allocVector(INTSXP, 0) : Rf_coerceVector(shape, INTSXP);
+  Rf_defineVar(Rf_install("shape"), PROTECT(dims), env);
+  Rf_defineVar(Rf_install("dtype"), dtype, env);
+  SEXP cls = PROTECT(Rf_allocVector(STRSXP, 2));
+  SET_STRING_ELT(cls, 0, Rf_mkChar("tb_tensor"));
+  SET_STRING_ELT(cls, 1, Rf_mkChar("tb_object"));
+  Rf_setAttrib(env, R_ClassSymbol, cls);
+  R_RegisterFinalizerEx(env, finalizer, TRUE);
+  UNPROTECT(5);
+  return env;
+}
+
 /* R's "interrupt pending" flag (declared in R_ext/GraphicsDevice.h). An R callback run from
  * Python must not act on Ctrl-C itself: unwinding R through reticulate's frames turns it into
  * an unknown Python error. The callback runs with interrupts suspended and hands a pending one
@@ -378,6 +476,7 @@ SEXP tb_c_release_gil_when_idle(SEXP save, SEXP restore, SEXP check) {
 
 SEXP tb_c_event_loop_stop(void) {
   py_save_thread = NULL;
+  release_handle = NULL; /* the package is unloading */
   if (timer_handler != NULL) {
     removeInputHandler(&R_InputHandlers, timer_handler);
     timer_handler = NULL;
@@ -421,6 +520,10 @@ static const R_CallMethodDef call_methods[] = {
   {"tb_c_view", (DL_FUNC) &tb_c_view, 1},
   {"tb_c_from_addr", (DL_FUNC) &tb_c_from_addr, 4},
   {"tb_c_simple_args", (DL_FUNC) &tb_c_simple_args, 1},
+  {"tb_c_tensor_operands", (DL_FUNC) &tb_c_tensor_operands, 4},
+  {"tb_c_new_tensor", (DL_FUNC) &tb_c_new_tensor, 5},
+  {"tb_c_set_release", (DL_FUNC) &tb_c_set_release, 2},
+  {"tb_c_release_tensor", (DL_FUNC) &tb_c_release_tensor, 1},
   {NULL, NULL, 0}
 };
 
