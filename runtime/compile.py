@@ -10,6 +10,7 @@ imports the staging machinery.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +21,18 @@ from .tensor import Tensor
 
 __all__ = ["function"]
 
+
+
+def _tensorflow(fn: Callable[..., Any], backend: Any) -> Any:
+    # TensorFlow is optional: its compiler is imported when a TensorFlow backend first compiles
+    from .backends.tensorflow_function import CompiledFunction
+
+    return CompiledFunction(backend, fn, jit_compile=os.environ.get("TENSORBRIDGE_TF_JIT") == "1")
+
+
 register_compiler("numpy", StagedFunction)
 register_compiler("tfjs", StagedFunction)  # replays on raw host ids: ~1.8x in Pyodide
+register_compiler("tensorflow", _tensorflow)
 
 
 def function(fn: Callable[..., Any] | None = None, *, backend: Any = None) -> Any:

@@ -2,15 +2,15 @@
 
 Backends without a graph compiler (NumPy, TF.js) compile with this. The first call for an input
 signature (tree structure, shapes, dtypes and the values of non-tensor arguments) runs the function
-eagerly while a :class:`Recorder` notes every kernel the primitives call — the forward pass and,
-inside ``value_and_grad``, the backward pass. Later calls replay only the kernel calls that the
-outputs depend on, on raw backend arrays: no op validation, promotion, tracing or Tensor objects
-in between.
+under a :class:`StagingTrace`: its inputs are tracers, and a :class:`Recorder` notes every kernel
+the primitives call on them — the forward pass and, inside ``value_and_grad``, the backward pass.
+Later calls replay only the kernel calls that the outputs depend on, on raw backend arrays: no op
+validation, promotion, tracing or Tensor objects in between.
 
 The recording is only valid if the function's Python control flow does not depend on tensor
-values. Any read of a value during tracing (``float(x)``, ``.numpy()``, ``if x > 0:``, a random
-draw, a data-dependent index) marks the signature *unstageable* and the function then always runs
-eagerly for it — never a silently frozen value.
+values. Any read of a traced value (``float(x)``, ``.numpy()``, ``if x > 0:``, a data-dependent
+index) or a random draw during tracing marks the signature *unstageable* and the function then
+always runs eagerly for it — never a silently frozen value.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from __future__ import annotations
 import contextlib
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from . import tensor as _tensor
-from .autodiff import core as _prim_mod
+from .autodiff.core import Primitive, Trace, Tracer, bind, new_tracer
 from .pytree import tree_flatten, tree_unflatten
 from .tensor import ConcreteTensor, Tensor
 
@@ -31,14 +30,13 @@ try:  # the peephole pass reads NumPy constants; without NumPy (Pyodide + TF.js)
 except ImportError:  # pragma: no cover
     _np = None
 
-__all__ = ["Recorder", "StagedFunction", "note_concretization"]
+__all__ = ["Recorder", "StagedFunction", "StagingTrace", "StagingTracer", "note_concretization"]
 
 
 class Recorder:
-    """Collects kernel calls made on one thread while a staged function is traced."""
+    """The kernel calls a :class:`StagingTrace` sees, on slots of concrete tensors."""
 
     def __init__(self) -> None:
-        self.thread = threading.get_ident()
         self.slots: dict[int, int] = {}  # id(Tensor) -> slot
         self.tensors: dict[int, Tensor] = {}  # slot -> traced tensor (shapes for the peephole)
         self.keep: list[Any] = []  # keep traced tensors alive so ids are not reused
@@ -46,7 +44,6 @@ class Recorder:
         self.steps: list[tuple[Any, tuple[Any, ...], dict[str, Any], int]] = []
         self.names: dict[int, str] = {}  # output slot -> kernel name (for the peephole pass)
         self.nslots = 0
-        self.reason: str | None = None
 
     def _new_slot(self) -> int:
         s = self.nslots
@@ -88,18 +85,13 @@ class Recorder:
 
         return same
 
-    def call(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
-        if threading.get_ident() != self.thread:
-            return prim.impl(*args, **params)
-        impl = prim.impl
-        kind = getattr(impl, "kernel_kind", None)
-        if kind is None:  # composite (custom primitive, identity): its inner calls record
-            return impl(*args, **params)
-        out = impl(*args, **params)
+    def record(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any],
+               out: Tensor) -> None:
+        """Note the kernel call of ``prim`` (``args``: concrete tensors and Python values) that
+        made ``out``."""
         be = out.backend
-        kernel = be.kernels[impl.kernel_name]
         refs: list[Any] = []
-        if kind == "binary":
+        if prim.kind == "binary":
             x, y = args
             for v, other in ((x, y), (y, x)):
                 if isinstance(v, Tensor):
@@ -113,9 +105,8 @@ class Recorder:
         self.slots[id(out)] = s
         self.keep.append(out)
         self.tensors[s] = out
-        self.steps.append((kernel, tuple(refs), params, s))
-        self.names[s] = impl.kernel_name
-        return out
+        self.steps.append((be.kernels[prim.kernel], tuple(refs), params, s))
+        self.names[s] = prim.kernel
 
     def _const(self, raw: Any) -> int:
         s = self._new_slot()
@@ -123,31 +114,84 @@ class Recorder:
         return s
 
 
-_lock = threading.RLock()
+class StagingTracer(Tracer):
+    """A value inside a function being staged: it stands for the values of later calls, so
+    reading it ends the staging of that input signature."""
+
+    __slots__ = ()
+
+    def _raw(self) -> Any:
+        self._trace.concretized(f"a value of tensor {self.id} with shape {self.shape} was read")
+        return self._primal._raw()
+
+    def numpy(self) -> Any:
+        self._raw()
+        return self._primal.numpy()
+
+    def tolist(self) -> Any:
+        self._raw()
+        return self._primal.tolist()
 
 
-def note_concretization(what: str) -> None:
-    """Called when a tensor's value is read; spoils an active recording on this thread."""
-    rec = _prim_mod.recorder
-    if rec is not None and rec.reason is None and threading.get_ident() == rec.thread:
-        rec.reason = what
+class StagingTrace(Trace):
+    """The trace of one staging run: ops on its tracers run eagerly and, with a ``recorder``,
+    each kernel call is noted for replay. ``reason`` says why the run cannot be staged (a value
+    was read, a random number drawn), or is None."""
+
+    __slots__ = ("reason", "recorder")
+
+    placeholder_values = True
+
+    def __init__(self, recorder: Recorder | None = None) -> None:
+        super().__init__()
+        self.recorder = recorder
+        self.reason: str | None = None
+
+    def new_tracer(self, value: Tensor) -> StagingTracer:
+        return new_tracer(StagingTracer, value, self)
+
+    def concretized(self, what: str) -> None:
+        if self.reason is None:
+            self.reason = what
+
+    def process(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        if prim.kernel is None:  # a composite: its inner calls reach this trace
+            return prim.impl(*args, **params)
+        primals = [a._primal if isinstance(a, StagingTracer) and a._trace is self else a
+                   for a in args]
+        if any(isinstance(a, Tracer) for a in primals):
+            # a tracer of an enclosing transformation (captured by the function): its kernel
+            # calls are not ours to replay
+            self.concretized(f"'{prim.name}' used a value of an enclosing grad, jvp or vmap")
+            return self.new_tracer(bind(prim, primals, params))
+        out = prim.impl(*primals, **params)
+        if self.recorder is not None and self.reason is None:
+            self.recorder.record(prim, primals, params, out)
+        return self.new_tracer(out)
 
 
-def _note_read(t: Tensor) -> None:
-    note_concretization(f"a value of tensor {t.id} with shape {t.shape} was read")
+# The staging traces running on each thread, innermost last: what a random draw spoils.
+_active = threading.local()
 
 
 @contextlib.contextmanager
-def recording(rec: Any) -> Iterator[None]:
-    """Make ``rec`` (a :class:`Recorder`, or an object with its ``call``/``reason``/``thread``)
-    see every primitive call and tensor read until the block ends; one recording at a time."""
-    with _lock:
-        previous = _prim_mod.recorder, _tensor.read_hook
-        _prim_mod.recorder, _tensor.read_hook = rec, _note_read
-        try:
-            yield
-        finally:
-            _prim_mod.recorder, _tensor.read_hook = previous
+def staging(trace: StagingTrace) -> Iterator[StagingTrace]:
+    """Run the block with ``trace`` active on this thread (see :func:`note_concretization`)."""
+    stack = getattr(_active, "stack", None)
+    if stack is None:
+        stack = _active.stack = []
+    stack.append(trace)
+    try:
+        yield trace
+    finally:
+        stack.pop()
+
+
+def note_concretization(what: str) -> None:
+    """Spoil the staging runs active on this thread: ``what`` (a random draw, say) would be
+    frozen into the replay."""
+    for trace in getattr(_active, "stack", ()):
+        trace.concretized(what)
 
 
 class _Program:
@@ -476,7 +520,7 @@ class StagedFunction:
         prog = self.cache.get(key) if key is not None else "eager"
         if prog is None:
             return self._trace(key, leaves, treedef, args, kwargs)
-        if prog == "eager" or any(isinstance(x, _prim_mod.Tracer) for x in leaves):
+        if prog == "eager" or any(isinstance(x, Tracer) for x in leaves):
             return self.fn(*args, **kwargs)
         raws = [x._raw() for x in leaves if isinstance(x, Tensor)]
         return prog.run(self.backend, raws)  # type: ignore[union-attr]
@@ -494,31 +538,32 @@ class StagedFunction:
         return prog._fn
 
     def _trace(self, key: Any, leaves: list[Any], treedef: Any, args: Any, kwargs: Any) -> Any:
-        if any(isinstance(x, _prim_mod.Tracer) for x in leaves):
-            return self.fn(*args, **kwargs)  # called inside grad/jvp: no staging
+        if any(isinstance(x, Tracer) for x in leaves):
+            return self.fn(*args, **kwargs)  # called inside grad/jvp/vmap: no staging
         rec = Recorder()
+        trace = StagingTrace(rec)
         in_slots = [rec.add_input(x) for x in leaves if isinstance(x, Tensor)]
-        with recording(rec):
+        traced = [trace.new_tracer(x) if isinstance(x, Tensor) else x for x in leaves]
+        if treedef is None:  # the fast path's positional tensors
+            args, kwargs = traced, {}
+        else:
+            args, kwargs = tree_unflatten(treedef, traced)
+        with staging(trace):
             out = self.fn(*args, **kwargs)
         out_leaves, out_def = tree_flatten(out)
-        items: list[Any] = []
-        for o in out_leaves:
-            if isinstance(o, Tensor):
-                s = rec.slots.get(id(o))
-                if s is None:
-                    s = rec.slot_of(o)
-                items.append(("slot", s))
-            else:
-                items.append(("const", o))
-        if rec.reason is not None:
+        out_leaves = [o._primal if isinstance(o, StagingTracer) and o._trace is trace else o
+                      for o in out_leaves]
+        if trace.reason is not None:
             self.cache[key] = "eager"
             warnings.warn(
                 f"tensorbridge.function({self.__name__}): runs eagerly for this input signature "
-                f"because it reads a tensor value while tracing ({rec.reason}); "
+                f"because it reads a tensor value while tracing ({trace.reason}); "
                 f"staging needs control flow that does not depend on tensor values",
                 RuntimeWarning,
                 stacklevel=3,
             )
         else:
+            items = [("slot", rec.slot_of(o)) if isinstance(o, Tensor) else ("const", o)
+                     for o in out_leaves]
             self.cache[key] = _Program(rec, in_slots, out_def, items)
-        return out
+        return tree_unflatten(out_def, out_leaves)

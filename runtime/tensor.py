@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import DType
@@ -35,9 +34,6 @@ OP_TABLE_NAMES = (
     "not_equal power prod reshape squeeze subtract sum to_backend transpose"
 ).split()
 _ops: Any = None  # the installed op table (an object with the OP_TABLE_NAMES attributes)
-
-# While a staged recording is open (staging.py), called with each tensor whose value is read.
-read_hook: Callable[[Tensor], None] | None = None
 
 
 def set_op_table(table: Any) -> None:
@@ -92,12 +88,10 @@ class Tensor:
         return self._data.__class__ is _Disposed
 
     def _raw(self) -> Any:
-        """The backend buffer, for reading values (a staged recording notes the read)."""
+        """The backend buffer, for reading values (a tracer may note the read)."""
         data = self._data
         if data.__class__ is _Disposed:
             raise DisposedTensorError(self.id)
-        if read_hook is not None:
-            read_hook(self)
         return data
 
     def _raw_unchecked(self) -> Any:

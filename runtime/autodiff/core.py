@@ -7,18 +7,20 @@ tensorbridge ops, so rules are themselves differentiable (higher order, forward-
 ``bind(prim, args, params)`` is the single entry point: with no tracer among ``args`` it runs the
 implementation; otherwise the innermost active transformation (the tracer with the highest trace
 level) processes the call, unwraps its own tracers and binds again on the values underneath.
+Every transformation is a :class:`Trace` of this kind: ``grad``/``jvp`` (reverse, forward),
+``vmap`` (batching), staging for ``tb.function`` and the model graph.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import NonDifferentiableError
 from ..tensor import Tensor
 
-__all__ = ["Primitive", "Trace", "Tracer", "bind"]
+__all__ = ["Primitive", "Trace", "Tracer", "bind", "has_placeholder_values", "new_tracer"]
 
 VJPRule = Callable[..., Any]  # (g, ans, *args, **params) -> cotangent for one argument
 JVPRule = Callable[..., Any]  # (t, ans, *args, **params) -> tangent of the output
@@ -37,9 +39,15 @@ class Primitive:
     derived from the VJP rule by transposition (the VJP is linear in ``g``; see
     ``forward.jvp_rule``), so defining VJPs is enough for both modes. A missing VJP rule makes
     the argument non-differentiable.
+
+    ``kernel`` names the backend kernel that ``impl`` calls once on the raw buffers of its tensor
+    arguments, and ``kind`` how arguments reach it ("unary": one tensor and parameters;
+    "binary": two operands, one may be a Python scalar; "nary": any tensors). Staging records
+    such a call as one step. Without a kernel the primitive is a composite: its implementation
+    calls other ops, and a trace sees those calls instead.
     """
 
-    __slots__ = ("impl", "jvp_rules", "name", "vjp_rules")
+    __slots__ = ("impl", "jvp_rules", "kernel", "kind", "name", "vjp_rules")
 
     def __init__(
         self,
@@ -47,9 +55,14 @@ class Primitive:
         impl: Callable[..., Any],
         vjp: Sequence[VJPRule | None] | None = None,
         jvp: Sequence[JVPRule | None] | None = None,
+        *,
+        kernel: str | None = None,
+        kind: str | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
+        self.kernel = kernel
+        self.kind = kind
         self.vjp_rules: list[VJPRule | None] = list(vjp or [])
         self.jvp_rules: list[JVPRule | None] = list(jvp or [])
         PRIMITIVES.setdefault(name, self)
@@ -88,6 +101,10 @@ class Trace:
     """One active transformation (a `grad` or `jvp` call). Higher level = more inner."""
 
     __slots__ = ("level",)
+
+    # True where a tracer's value stands for the values of later calls (staging): reading it
+    # ends the staging, so an op must not choose a path by reading such a value
+    placeholder_values: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.level = _levels()
@@ -132,8 +149,20 @@ class Tracer(Tensor):
         return f"{type(self).__name__}({self._primal!r})"
 
 
-# The staging recorder (runtime/staging.py) while a compiled function is being traced, else None.
-recorder: Any = None
+T = TypeVar("T", bound=Tracer)
+
+
+def new_tracer(cls: type[T], primal: Any, trace: Trace) -> T:
+    """A tracer of class ``cls`` wrapping ``primal`` for ``trace`` (shape, dtype and backend are
+    the value's); subclasses set their own fields on the result."""
+    t = object.__new__(cls)
+    t._data = None
+    t._primal = primal
+    t._trace = trace
+    t.shape = primal.shape
+    t.dtype = primal.dtype
+    t.backend = primal.backend
+    return t
 
 
 def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -144,10 +173,17 @@ def bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
             if top is None or t.level > top.level:
                 top = t
     if top is None:
-        if recorder is None:
-            return prim.impl(*args, **params)
-        return recorder.call(prim, args, params)
+        return prim.impl(*args, **params)
     return top.process(prim, args, params)
+
+
+def has_placeholder_values(x: Any) -> bool:
+    """Whether ``x`` is, or wraps, a tracer whose values stand for later calls' values."""
+    while isinstance(x, Tracer):
+        if x._trace.placeholder_values:
+            return True
+        x = x._primal
+    return False
 
 
 def primal_value(x: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..ops.creation import zeros_like
 from ..ops.shape import broadcast_to
-from .core import JVPRule, Primitive, Trace, Tracer, bind
+from .core import JVPRule, Primitive, Trace, Tracer, bind, new_tracer
 from .reverse import ReverseTrace, ReverseTracer, backward
 
 __all__ = ["ForwardTrace", "ForwardTracer", "jvp_from_vjp", "jvp_rule"]
@@ -20,14 +20,8 @@ class ForwardTracer(Tracer):
 
 
 def new_forward_tracer(primal: Any, trace: Trace, tangent: Any) -> ForwardTracer:
-    t = object.__new__(ForwardTracer)
-    t._data = None
-    t._primal = primal
-    t._trace = trace
+    t = new_tracer(ForwardTracer, primal, trace)
     t._tangent = tangent
-    t.shape = primal.shape
-    t.dtype = primal.dtype
-    t.backend = primal.backend
     return t
 
 

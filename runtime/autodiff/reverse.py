@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import core as _pm
-from .core import Primitive, Trace, Tracer, bind
+from .core import Primitive, Trace, Tracer, bind, new_tracer
 
 __all__ = ["Node", "ReverseTrace", "ReverseTracer", "backward"]
 
@@ -44,13 +43,7 @@ Node = ReverseTracer  # a tape entry is the tracer itself
 
 def new_reverse_tracer(primal: Any, trace: Trace, prim: Primitive | None, args: Sequence[Any],
                        params: dict[str, Any], parents: list[tuple[int, Any]]) -> ReverseTracer:
-    t = object.__new__(ReverseTracer)
-    t._data = None
-    t._primal = primal
-    t._trace = trace
-    t.shape = primal.shape
-    t.dtype = primal.dtype
-    t.backend = primal.backend
+    t = new_tracer(ReverseTracer, primal, trace)
     t.prim = prim
     t.args = args
     t.params = params
@@ -85,8 +78,7 @@ class ReverseTrace(Trace):
                 else:
                     lower = True
             i += 1
-        ans = bind(prim, primals, params) if lower or _pm.recorder else prim.impl(*primals,
-                                                                                 **params)
+        ans = bind(prim, primals, params) if lower else prim.impl(*primals, **params)
         if not parents or ans.dtype.kind != "f":
             return ans  # integer/bool outputs (comparisons, argmax) carry no gradient
         rules = prim.vjp_rules

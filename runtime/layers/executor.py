@@ -129,7 +129,7 @@ class GraphExecutor:
                                  f"{len(feed)} value(s)")
             for t, v in zip(self.inputs, feed):
                 values[id(t)] = v
-        dispose = release == "dispose" and _prim.recorder is None
+        dispose = release == "dispose"  # never disposes a tracer (staging, autodiff)
         protected = {id(v) for v in values.values()} if dispose else set()
         for node, rel in self._plan:
             args = [values[id(t)] for t in node.inputs]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autodiff.core import Primitive, bind
+from ..autodiff.core import bind
 from ..backends.layer_kernels import (
     ADAM,
     GATHER,
@@ -25,7 +25,8 @@ from ..backends.layer_kernels import (
     SPARSE_CE,
     SPARSE_CE_GRAD,
 )
-from ..ops.kernel_impls import kernel_impl
+from ..ops.kernel_impls import nary_primitive
+from ..staging import StagingTracer
 from ..tensor import Tensor
 
 __all__ = [
@@ -38,8 +39,8 @@ __all__ = [
 ]
 
 
-_gather = Primitive("embedding_lookup", kernel_impl(GATHER))
-_scatter = Primitive("embedding_scatter_add", kernel_impl(SCATTER))
+_gather = nary_primitive("embedding_lookup", GATHER)
+_scatter = nary_primitive("embedding_scatter_add", SCATTER)
 _gather.defvjp(
     lambda g, ans, table, indices: bind(_scatter, (g, indices), {"num_rows": table.shape[0]}),
     None,
@@ -64,7 +65,7 @@ def embedding_lookup(table: Tensor, indices: Tensor) -> Tensor:
 # One kernel call per variable instead of about a dozen elementwise ops, taking the new value and
 # slots out of the kernel's (k, *shape) result as rows; backends without these kernels use the
 # composite formulas.
-_FUSED = {name: Primitive(name, kernel_impl(name)) for name in (ADAM, SGD_MOMENTUM, RMSPROP)}
+_FUSED = {name: nary_primitive(name) for name in (ADAM, SGD_MOMENTUM, RMSPROP)}
 
 
 def fused_update(name: str, *args: Tensor, **params: Any) -> list[Tensor] | None:
@@ -73,7 +74,8 @@ def fused_update(name: str, *args: Tensor, **params: Any) -> list[Tensor] | None
     from ..autodiff.core import Tracer
 
     p = args[0]
-    if name not in p.backend.kernels or any(isinstance(a, Tracer) for a in args):
+    if name not in p.backend.kernels or any(isinstance(a, Tracer) and not isinstance(
+            a, StagingTracer) for a in args):
         return None
     out = bind(_FUSED[name], args, params)
     return [out[i] for i in range(out.shape[0])]
@@ -83,8 +85,8 @@ def fused_update(name: str, *args: Tensor, **params: Any) -> list[Tensor] | None
 # ``logsumexp(z) - z[label]`` per sample, and its gradient ``(softmax(z) - onehot) * g``, each
 # one kernel. The gradient is itself a primitive whose derivative rules are written with ops, so
 # second derivatives work too.
-_sce = Primitive("sparse_softmax_cross_entropy", kernel_impl(SPARSE_CE))
-_sce_grad = Primitive("sparse_softmax_cross_entropy_grad", kernel_impl(SPARSE_CE_GRAD))
+_sce = nary_primitive("sparse_softmax_cross_entropy", SPARSE_CE)
+_sce_grad = nary_primitive("sparse_softmax_cross_entropy_grad", SPARSE_CE_GRAD)
 _sce.defvjp(lambda g, ans, z, labels, *, reduce: bind(_sce_grad, (z, labels, g),
                                                      {"reduce": reduce}), None)
 

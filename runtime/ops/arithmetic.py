@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff import core as _core
 from ..autodiff.core import Primitive, Tracer, bind
 from ..errors import BackendMismatchError, ShapeError
 from ..host_arrays import numpy_or_none
@@ -20,7 +19,7 @@ from .arguments import is_scalar
 from .creation import as_tensor, full
 from .elementwise import _PRIMS as _UNARY_PRIMS
 from .elementwise import cast, floor, log, logical_not
-from .kernel_impls import binary_impl, kernel_impl, unary_impl
+from .kernel_impls import binary_primitive, nary_primitive, unary_primitive
 from .shape import broadcast_shapes, unbroadcast
 
 __all__ = [
@@ -113,8 +112,8 @@ def _binary(name: str, prim: Primitive, kind: str) -> Callable[[Any, Any], Tenso
                 return bind(prim, (x, y), _NO_PARAMS)
         x, y = _prepare(name, x, y, kind)
         out = bind(prim, (x, y), _NO_PARAMS)
-        if out.dtype.kind == "i" and name in _EXACT and _core.recorder is None and not \
-                isinstance(out, Tracer):
+        if out.dtype.kind == "i" and name in _EXACT and not isinstance(out, Tracer) and not \
+                out.backend.is_symbolic(out._raw_unchecked()):
             _check_int_overflow(name, x, y, out.dtype, out.backend)
         return out
 
@@ -200,20 +199,20 @@ def _neg_raw(a: Any) -> Any:
     return bind(_neg, (a,), _NO_PARAMS)
 
 
-_add = Primitive("add", binary_impl("add"))
+_add = binary_primitive("add")
 _add.defvjp(lambda g, ans, x, y: _ub(g, x), lambda g, ans, x, y: _ub(g, y))
 _add.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: t)
 
-_sub = Primitive("sub", binary_impl("sub"))
+_sub = binary_primitive("sub")
 _sub.defvjp(lambda g, ans, x, y: _ub(g, x), lambda g, ans, x, y: _ub(_neg_raw(g), y))
 _sub.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: _neg_raw(t))
 
-_mul = Primitive("mul", binary_impl("mul"))
+_mul = binary_primitive("mul")
 _mul.defvjp(lambda g, ans, x, y: _ub(_mul_raw(g, y), x),
             lambda g, ans, x, y: _ub(_mul_raw(g, x), y))
 _mul.defjvp(lambda t, ans, x, y: _mul_raw(t, y), lambda t, ans, x, y: _mul_raw(x, t))
 
-_div = Primitive("div", binary_impl("div"))
+_div = binary_primitive("div")
 _div.defvjp(lambda g, ans, x, y: _ub(_div_raw(g, y), x),
             lambda g, ans, x, y: _ub(_neg_raw(_mul_raw(g, _div_raw(ans, y))), y))
 _div.defjvp(lambda t, ans, x, y: _div_raw(t, y),
@@ -231,7 +230,7 @@ def _pow_dy(x: Any, ans: Any) -> Any:
     return where(x == 0, 0.0, ans * log(safe))
 
 
-_pow = Primitive("pow", binary_impl("pow"))
+_pow = binary_primitive("pow")
 _pow.defvjp(
     lambda g, ans, x, y: _ub(g * _pow_dx(x, y), x),
     lambda g, ans, x, y: _ub(g * _pow_dy(x, ans), y),
@@ -250,16 +249,16 @@ def _pick(mask_fn: Callable[[Any, Any], Any], first: bool) -> Callable[..., Any]
     return rule
 
 
-_maximum = Primitive("maximum", binary_impl("maximum"))
+_maximum = binary_primitive("maximum")
 _maximum.defvjp(_pick(lambda x, y: x >= y, True), _pick(lambda x, y: x >= y, False))
-_minimum = Primitive("minimum", binary_impl("minimum"))
+_minimum = binary_primitive("minimum")
 _minimum.defvjp(_pick(lambda x, y: x <= y, True), _pick(lambda x, y: x <= y, False))
 
-_mod = Primitive("mod", binary_impl("mod"))
+_mod = binary_primitive("mod")
 _mod.defvjp(lambda g, ans, x, y: _ub(g, x), lambda g, ans, x, y: _ub(-g * floor(x / y), y))
 
 # floor division has no derivative (piecewise constant in x, undefined jumps): left without rules
-_floordiv = Primitive("floordiv", binary_impl("floordiv"))
+_floordiv = binary_primitive("floordiv")
 
 add = _binary("add", _add, "arith")
 subtract = _binary("subtract", _sub, "arith")
@@ -273,20 +272,20 @@ floor_divide = _binary("floor_divide", _floordiv, "arith")
 
 _COMPARE = {}
 for _n in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
-    _COMPARE[_n] = _binary(_n, Primitive(_n, binary_impl(_n)), "compare")
+    _COMPARE[_n] = _binary(_n, binary_primitive(_n), "compare")
 equal = _COMPARE["equal"]
 not_equal = _COMPARE["not_equal"]
 less = _COMPARE["less"]
 less_equal = _COMPARE["less_equal"]
 greater = _COMPARE["greater"]
 greater_equal = _COMPARE["greater_equal"]
-logical_and = _binary("logical_and", Primitive("logical_and", binary_impl("logical_and")),
+logical_and = _binary("logical_and", binary_primitive("logical_and"),
                       "logical")
-logical_or = _binary("logical_or", Primitive("logical_or", binary_impl("logical_or")), "logical")
+logical_or = _binary("logical_or", binary_primitive("logical_or"), "logical")
 
 
 # -- where ---------------------------------------------------------------------------------------
-_where = Primitive("where", kernel_impl("where"))
+_where = nary_primitive("where")
 _where.defvjp(
     None,
     lambda g, ans, c, x, y: _ub(where(c, g, 0.0), x),
@@ -331,7 +330,7 @@ def _scalar_like(value: Any, like: Tensor) -> Tensor:
 
 
 # -- clip ----------------------------------------------------------------------------------------
-_clip = Primitive("clip", unary_impl("clip"))
+_clip = unary_primitive("clip")
 _clip.defvjp(lambda g, ans, x, *, lo, hi: where(logical_and(x >= lo, x <= hi), g, 0.0))
 _clip.defjvp(lambda t, ans, x, *, lo, hi: where(logical_and(x >= lo, x <= hi), t, 0.0))
 

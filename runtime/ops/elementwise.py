@@ -15,7 +15,7 @@ from ..dtypes import DType, as_dtype
 from ..tensor import Tensor
 from .arguments import floating
 from .creation import as_tensor
-from .kernel_impls import unary_impl
+from .kernel_impls import unary_primitive
 
 __all__ = [
     "UNARY",
@@ -55,7 +55,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _primitive(name: str, deriv: Callable[[Any, Any], Any] | None) -> Primitive:
-    prim = Primitive(name, unary_impl(name))
+    prim = unary_primitive(name)
     if deriv is not None:
         prim.defvjp(lambda g, ans, x: g * deriv(x, ans))
         prim.defjvp(lambda t, ans, x: t * deriv(x, ans))
@@ -103,7 +103,7 @@ for _name, _d in UNARY.items():
 
 # outputs are bool: no derivative rules needed
 for _name in ("logical_not", "isnan", "isfinite"):
-    _PRIMS[_name] = Primitive(_name, unary_impl(_name))
+    _PRIMS[_name] = unary_primitive(_name)
 
 
 def _float_unary(name: str) -> Callable[[Any], Tensor]:
@@ -170,7 +170,7 @@ def logical_not(x: Any) -> Tensor:
     return bind(_PRIMS["logical_not"], (x,), {})
 
 
-_polygamma = Primitive("polygamma", unary_impl("polygamma"))
+_polygamma = unary_primitive("polygamma")
 _polygamma.defvjp(lambda g, ans, x, *, n: g * polygamma(n + 1, x))
 _polygamma.defjvp(lambda t, ans, x, *, n: t * polygamma(n + 1, x))
 
@@ -192,7 +192,7 @@ def _cast_vjp(g: Any, ans: Any, x: Any, *, dtype: DType) -> Any:
     return cast(g, x.dtype) if x.dtype.kind == "f" else None
 
 
-_cast = Primitive("cast", unary_impl("cast"))
+_cast = unary_primitive("cast")
 _cast.defvjp(_cast_vjp)
 _cast.defjvp(lambda t, ans, x, *, dtype: cast(t, dtype))
 

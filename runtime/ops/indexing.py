@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff.core import Primitive, bind, primal_value
+from ..autodiff.core import bind, primal_value
 from ..errors import ShapeError
 from ..host_arrays import flatten_nested
 from ..tensor import Tensor
 from .arithmetic import where
 from .creation import as_tensor, ones
 from .elementwise import cast
-from .kernel_impls import unary_impl
+from .kernel_impls import unary_primitive
 from .shape import broadcast_to
 
 __all__ = ["IndexArray", "IndexPlan", "getitem", "index_add", "index_update", "one_hot", "take"]
@@ -330,8 +330,8 @@ def _pure_plan(items: tuple[Any, ...], shape: tuple[int, ...],
     return out_shape, flat
 
 
-_getitem = Primitive("getitem", unary_impl("gather_flat"))
-_scatter = Primitive("scatter_add", unary_impl("scatter_add_flat"))
+_getitem = unary_primitive("getitem", "gather_flat")
+_scatter = unary_primitive("scatter_add", "scatter_add_flat")
 _getitem.defvjp(lambda g, ans, x, *, index: bind(_scatter, (g,), {"index": index,
                                                                  "shape": x.shape}))
 _getitem.defjvp(lambda t, ans, x, *, index: bind(_getitem, (t,), {"index": index}))
@@ -388,7 +388,7 @@ def take(x: Any, indices: Any, axis: int = 0) -> Tensor:
     return getitem(x, (slice(None),) * axis + (indices,))
 
 
-_one_hot = Primitive("one_hot", unary_impl("one_hot"))
+_one_hot = unary_primitive("one_hot")
 
 
 def one_hot(indices: Any, depth: int, dtype: Any = "float32") -> Tensor:

@@ -1,19 +1,21 @@
-"""Primitive implementations that call a backend kernel.
+"""Primitives whose implementation is one backend kernel call.
 
 Public op functions (``add``, ``exp``…) validate and promote their arguments, then ``bind`` a
-primitive. The implementations built here look the kernel up on the tensor's backend, call it on
-raw buffers and wrap the result.
+primitive. The primitives made here carry their kernel's name and kind (``Primitive.kernel``,
+``Primitive.kind``: what staging records), and their implementation looks the kernel up on the
+tensor's backend, calls it on raw buffers and wraps the result.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..autodiff.core import Primitive
 from ..backends import get_backend
 from ..errors import DisposedTensorError, MissingKernelError
 from ..tensor import Tensor, _Disposed
 
-__all__ = ["binary_impl", "creation_impl", "kernel_impl", "unary_impl"]
+__all__ = ["binary_primitive", "creation_impl", "nary_primitive", "unary_primitive"]
 
 
 def _lookup(backend: Any, name: str) -> Any:
@@ -23,8 +25,11 @@ def _lookup(backend: Any, name: str) -> Any:
         raise MissingKernelError(backend.name, name) from None
 
 
-def unary_impl(kernel: str):
-    """Implementation of a one-tensor primitive (params pass through to the kernel)."""
+def unary_primitive(name: str, kernel: str | None = None,
+                    cls: type[Primitive] = Primitive) -> Primitive:
+    """A primitive (of class ``cls``) of one tensor; params pass through to the kernel (by
+    default the one called ``name``)."""
+    kernel = kernel or name
 
     def impl(x: Tensor, **params: Any) -> Tensor:
         data = x._data
@@ -37,14 +42,13 @@ def unary_impl(kernel: str):
             raise MissingKernelError(be.name, kernel) from None
         return be.wrap(k(data, **params))
 
-    impl.__name__ = f"{kernel}_impl"
-    impl.kernel_name = kernel  # type: ignore[attr-defined]  (read by staging)
-    impl.kernel_kind = "unary"  # type: ignore[attr-defined]
-    return impl
+    return cls(name, impl, kernel=kernel, kind="unary")
 
 
-def binary_impl(kernel: str):
-    """Implementation of a two-argument primitive; one side may be a Python scalar."""
+def binary_primitive(name: str, kernel: str | None = None,
+                     cls: type[Primitive] = Primitive) -> Primitive:
+    """A primitive of two operands, one of which may be a Python scalar."""
+    kernel = kernel or name
 
     def impl(x: Any, y: Any) -> Tensor:
         if isinstance(x, Tensor):
@@ -70,14 +74,13 @@ def binary_impl(kernel: str):
             raise MissingKernelError(be.name, kernel) from None
         return be.wrap(k(xd, yd))
 
-    impl.__name__ = f"{kernel}_impl"
-    impl.kernel_name = kernel  # type: ignore[attr-defined]
-    impl.kernel_kind = "binary"  # type: ignore[attr-defined]
-    return impl
+    return cls(name, impl, kernel=kernel, kind="binary")
 
 
-def kernel_impl(kernel: str):
-    """Implementation of a primitive with any number of tensor arguments."""
+def nary_primitive(name: str, kernel: str | None = None,
+                   cls: type[Primitive] = Primitive) -> Primitive:
+    """A primitive of any number of tensor arguments (other arguments pass through)."""
+    kernel = kernel or name
 
     def impl(*args: Any, **params: Any) -> Tensor:
         be = None
@@ -92,10 +95,7 @@ def kernel_impl(kernel: str):
             raise TypeError(f"{kernel}: needs at least one tensor argument")
         return be.wrap(_lookup(be, kernel)(*raw, **params))
 
-    impl.__name__ = f"{kernel}_impl"
-    impl.kernel_name = kernel  # type: ignore[attr-defined]
-    impl.kernel_kind = "nary"  # type: ignore[attr-defined]
-    return impl
+    return cls(name, impl, kernel=kernel, kind="nary")
 
 
 def creation_impl(backend: Any, kernel: str, **params: Any) -> Tensor:

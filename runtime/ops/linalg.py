@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff.core import Primitive, bind
+from ..autodiff.core import bind
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .arguments import check_same_backend
 from .arithmetic import where
 from .creation import arange, as_tensor
 from .elementwise import cast
-from .kernel_impls import kernel_impl, unary_impl
+from .kernel_impls import nary_primitive, unary_primitive
 from .shape import (
     broadcast_shapes,
     broadcast_to,
@@ -54,7 +54,7 @@ def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
     return unbroadcast(matmul(_mT(a), g), b.shape)
 
 
-_matmul = Primitive("matmul", kernel_impl("matmul"))
+_matmul = nary_primitive("matmul")
 _matmul.defvjp(_matmul_vjp_a, _matmul_vjp_b)
 _matmul.defjvp(lambda t, ans, a, b: matmul(t, b), lambda t, ans, a, b: matmul(a, t))
 
@@ -138,7 +138,7 @@ def _cholesky_jvp(t: Any, L: Any, a: Any) -> Any:
     return matmul(L, _phi(inner))
 
 
-_cholesky = Primitive("cholesky", unary_impl("cholesky"))
+_cholesky = unary_primitive("cholesky")
 _cholesky.defvjp(_cholesky_vjp).defjvp(_cholesky_jvp)
 
 
@@ -174,7 +174,7 @@ def _ts_jvp_b(t: Any, x: Any, a: Any, b: Any, *, lower: bool, transpose_a: bool)
     return triangular_solve(a, t, lower=lower, transpose_a=transpose_a)
 
 
-_tsolve = Primitive("triangular_solve", kernel_impl("triangular_solve"))
+_tsolve = nary_primitive("triangular_solve")
 _tsolve.defvjp(_ts_vjp_a, _ts_vjp_b).defjvp(_ts_jvp_a, _ts_jvp_b)
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as D
-from ..autodiff import core as _core
-from ..autodiff.core import Primitive, bind, primal_value
+from ..autodiff.core import Primitive, bind, has_placeholder_values, primal_value
 from ..tensor import Tensor
 from .arguments import normalize_axes
 from .arithmetic import where
 from .creation import as_tensor, eye
 from .elementwise import cast, exp
-from .kernel_impls import unary_impl
+from .kernel_impls import unary_primitive
 from .shape import SUM, reshape, transpose
 from .shape import expand_reduced as _expand
 
@@ -43,15 +42,15 @@ def _extremum_jvp(t: Any, ans: Any, x: Any, *, axis: tuple, keepdims: bool) -> A
     return sum(t * mask, axis, keepdims) / sum(mask, axis, keepdims)
 
 
-_max = Primitive("max", unary_impl("max")).defvjp(_extremum_vjp).defjvp(_extremum_jvp)
-_min = Primitive("min", unary_impl("min")).defvjp(_extremum_vjp).defjvp(_extremum_jvp)
+_max = unary_primitive("max").defvjp(_extremum_vjp).defjvp(_extremum_jvp)
+_min = unary_primitive("min").defvjp(_extremum_vjp).defjvp(_extremum_jvp)
 
 
 def _lse_weights(ans: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
     return exp(x - _expand(ans, x, axis, keepdims))
 
 
-_lse = Primitive("logsumexp", unary_impl("logsumexp"))
+_lse = unary_primitive("logsumexp")
 _lse.defvjp(
     lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims)
     * _lse_weights(ans, x, axis, keepdims)
@@ -67,7 +66,7 @@ def _prod_others(x: Any, axis: tuple, ans: Any, keepdims: bool) -> Any:
     values = primal_value(x)
     # Reading values is impossible in a graph being traced and would spoil a staged recording:
     # there, always take the exact path below (it never reads values).
-    tracing = _core.recorder is not None or values.backend.is_symbolic(values._raw_unchecked())
+    tracing = has_placeholder_values(x) or values.backend.is_symbolic(values._raw_unchecked())
     if not tracing and not bool((values == 0).sum() > 0 if values.size else False):
         return _expand(ans, x, axis, keepdims) / x
     # Zeros present: move the reduced axes last, flatten them to n, and take the product of
@@ -89,7 +88,7 @@ def _prod_others(x: Any, axis: tuple, ans: Any, keepdims: bool) -> Any:
     return transpose(others, inv)
 
 
-_prod = Primitive("prod", unary_impl("prod"))
+_prod = unary_primitive("prod")
 _prod.defvjp(
     lambda g, ans, x, *, axis, keepdims: _expand(g, x, axis, keepdims)
     * _prod_others(x, axis, ans, keepdims)
@@ -138,7 +137,7 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return sum(x, axes, keepdims) / float(n) if n else sum(x, axes, keepdims) * float("nan")
 
 
-_cumsum = Primitive("cumsum", unary_impl("cumsum"))
+_cumsum = unary_primitive("cumsum")
 _cumsum.defvjp(lambda g, ans, x, *, axis, reverse: cumsum(g, axis, not reverse))
 _cumsum.defjvp(lambda t, ans, x, *, axis, reverse: cumsum(t, axis, reverse))
 
@@ -155,7 +154,7 @@ def cumsum(x: Any, axis: int = 0, reverse: bool = False) -> Tensor:
 
 
 def _arg(name: str):
-    prim = Primitive(name, unary_impl(name))
+    prim = unary_primitive(name)
 
     def op(x: Any, axis: int | None = None) -> Tensor:
         x = as_tensor(x, "x")

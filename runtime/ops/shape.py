@@ -14,7 +14,7 @@ from ..errors import BackendMismatchError, DisposedTensorError, ShapeError
 from ..tensor import Tensor, _Disposed
 from .creation import as_tensor
 from .elementwise import cast
-from .kernel_impls import kernel_impl, unary_impl
+from .kernel_impls import nary_primitive, unary_primitive
 
 __all__ = [
     "SUM",
@@ -60,9 +60,7 @@ def _reshape_impl(x: Tensor, *, shape: tuple[int, ...]) -> Tensor:
     return be.share(x, raw, shape)
 
 
-_reshape_impl.kernel_name = "reshape"  # type: ignore[attr-defined]
-_reshape_impl.kernel_kind = "unary"  # type: ignore[attr-defined]
-_reshape = Primitive("reshape", _reshape_impl)
+_reshape = Primitive("reshape", _reshape_impl, kernel="reshape", kind="unary")
 _reshape.defvjp(lambda g, ans, x, *, shape: reshape(g, x.shape))
 _reshape.defjvp(lambda t, ans, x, *, shape: reshape(t, shape))
 
@@ -139,7 +137,7 @@ def _inverse_perm(perm: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(inv)
 
 
-_transpose = Primitive("transpose", unary_impl("transpose"))
+_transpose = unary_primitive("transpose")
 _transpose.defvjp(lambda g, ans, x, *, perm: transpose(g, _inverse_perm(perm)))
 _transpose.defjvp(lambda t, ans, x, *, perm: transpose(t, perm))
 
@@ -164,7 +162,7 @@ def swapaxes(x: Any, a: int, b: int) -> Tensor:
 
 
 # -- broadcasting -------------------------------------------------------------------------------
-_broadcast_to = Primitive("broadcast_to", unary_impl("broadcast_to"))
+_broadcast_to = unary_primitive("broadcast_to")
 _broadcast_to.defvjp(lambda g, ans, x, *, shape: unbroadcast(g, x.shape))
 _broadcast_to.defjvp(lambda t, ans, x, *, shape: broadcast_to(t, shape))
 
@@ -213,7 +211,7 @@ def _sum_vjp(g: Any, ans: Any, x: Any, *, axis: tuple, keepdims: bool) -> Any:
 
 
 # params: axis (a non-empty tuple of non-negative ints, or empty with keepdims), keepdims
-SUM = Primitive("sum", unary_impl("sum"))
+SUM = unary_primitive("sum")
 SUM.defvjp(_sum_vjp)
 SUM.defjvp(lambda t, ans, x, *, axis, keepdims: bind(SUM, (t,), {"axis": axis,
                                                                   "keepdims": keepdims}))
@@ -241,7 +239,7 @@ def _concat_vjp(i: int):
     return rule
 
 
-_concat = _Concat("concat", kernel_impl("concat"))
+_concat = nary_primitive("concat", cls=_Concat)
 
 
 def concat(tensors: Any, axis: int = 0) -> Tensor:
