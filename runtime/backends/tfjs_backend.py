@@ -67,8 +67,9 @@ STORAGE: dict[DType, str] = {
     D.float32: "float32",
     D.float64: "float32",
 }
-_CODE = {"bool": "B", "int32": "i", "float32": "f"}
-_NP_STORAGE = {"bool": "bool", "int32": "int32", "float32": "float32"}
+# storage dtype -> array.array code: the dtype's buffer format; bools travel as bytes ("?" is
+# not an array.array code)
+_CODE = {st: "B" if st == "bool" else D.DTYPES[st].buffer_format for st in set(STORAGE.values())}
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
 _free: Any = None  # host.free, bound by install()
@@ -223,7 +224,7 @@ class TfjsBackend(Backend):
                     f"tfjs backend: values in [{lo}, {hi}] do not fit in int32, the storage of "
                     f"{dt.name} on TF.js"
                 )
-        flat = np.ascontiguousarray(arr, dtype=_NP_STORAGE[st]).reshape(-1)
+        flat = np.ascontiguousarray(arr, dtype=st).reshape(-1)
         if st == "bool":
             flat = flat.view(np.uint8)
         n = _put_ints(0, arr.shape)
@@ -256,7 +257,7 @@ class TfjsBackend(Backend):
         import numpy as np
 
         mv = self.host.read(raw.id).to_py()
-        st = _NP_STORAGE[STORAGE[raw.dtype]]
+        st = STORAGE[raw.dtype]
         arr = np.frombuffer(mv, dtype=np.uint8 if st == "bool" else st).reshape(raw.shape)
         arr = arr.astype(numpy_dtypes()[0][raw.dtype])
         arr.flags.writeable = False
