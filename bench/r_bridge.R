@@ -2,6 +2,8 @@
 #   1. call latency of a Python no-op: tensorbridge function vs reticulate::py_call  (target <= 1.3x)
 #   2. R -> Python, 1e7 doubles: time to hand a vector to Python                 (target: O(1), zero-copy)
 #   3. Python -> R, 1e7 doubles: tensorbridge vs R's own copy vs reticulate::py_to_r (target: >= R copy speed)
+#   5. per-op cost: x + x, x %*% x and as_tensor() on a 2x2 matrix vs the same NumPy function
+#      called through raw reticulate on NumPy arrays held as Python objects       (target <= 1.2x)
 # Timings: median of repeated blocks, interleaved so that machine noise hits both sides alike
 # (each row's `timing` says so, or that it was not). BENCH_JSON=path writes the rows as JSON for
 # bench/run.py (bench/r_bridge.py runs this script).
@@ -19,12 +21,13 @@ add_row <- function(name, value_us, timing, peer = NULL, peer_us = NULL, target 
 }
 
 side_by_side <- function(fns, n, reps = 15L, collect = FALSE) {
-  # interleave: rep r of every fn, then rep r+1 ...; `collect`: run gc() before each timed
-  # block so that the cost of collecting earlier results is not charged to whoever comes next
+  # interleave: rep r of every fn, then rep r+1 ..., each round starting one fn later (so no fn
+  # always follows the same one); `collect`: run gc() before each timed block so that the cost
+  # of collecting earlier results is not charged to whoever comes next
   res <- matrix(NA_real_, reps, length(fns), dimnames = list(NULL, names(fns)))
   for (f in fns) for (i in seq_len(min(n, 1000L))) f()
   for (r in seq_len(reps)) {
-    for (k in seq_along(fns)) {
+    for (k in (seq_along(fns) + r - 2L) %% length(fns) + 1L) {
       f <- fns[[k]]
       if (collect) invisible(gc())
       t0 <- proc.time()[[3L]]
@@ -119,7 +122,7 @@ add_row("R: NumPy 1e7 doubles -> R vector", out[["tensorbridge"]], attr(out, "ti
         "reticulate::py_to_r", out[["reticulate"]], value_range = rng(out, "tensorbridge"),
         peer_range = rng(out, "reticulate"))
 
-cat("== 4. callbacks into R and tensor ops (for orientation) ==\n")
+cat("== 4. callbacks into R (for orientation) ==\n")
 cb <- function(t, i) t * 100000 + i
 t_direct <- system.time(r1 <- testing$call_from_threads(cb, 8L, 1000L))[["elapsed"]]
 t_bg <- system.time(r2 <- tb_call(testing$call_from_threads, cb, 8L, 1000L, .background = TRUE))[["elapsed"]]
@@ -127,19 +130,51 @@ row("8 threads x 1000 R callbacks, Python blocked in join()", t_direct * 1e3, "m
     sprintf("(%d ok, %.0f us per call)", r1$ok, t_direct / 8000 * 1e6))
 row("8 threads x 1000 R callbacks, tb_call(.background=TRUE)", t_bg * 1e3, "ms",
     sprintf("(%d ok, %.0f us per call)", r2$ok, t_bg / 8000 * 1e6))
-x <- as_tensor(matrix(stats::runif(4), 2))
-ops <- side_by_side(list(add = function() x + x, matmul = function() x %*% x), n = 500L, reps = 5L)
-row("tensor op from R: x + x (2x2)", ops[["add"]], "us")
-row("tensor op from R: x %*% x (2x2)", ops[["matmul"]], "us")
 cat("\n")
 add_row("R: 8 threads x 1000 R callbacks, Python blocked in join()", t_direct * 1e6,
         "one run", notes = sprintf("%d ok", r1$ok))
 add_row("R: 8 threads x 1000 R callbacks, tb_call(.background=TRUE)", t_bg * 1e6, "one run",
         notes = sprintf("%d ok", r2$ok))
+
+cat("== 5. per-op cost: tensor ops and as_tensor() vs raw reticulate on NumPy ==\n")
+m <- matrix(stats::runif(4), 2)
+x <- as_tensor(m)
+a <- reticulate::r_to_py(m) # a NumPy array held as a Python object
+np_add <- np$add # NumPy's functions fetched once, as the tensor ops' Python side is
+np_matmul <- np$matmul
+np_asarray <- np$asarray
+ops <- side_by_side(list(
+  add = function() x + x,
+  np_add = function() np_add(a, a),
+  matmul = function() x %*% x,
+  np_matmul = function() np_matmul(a, a),
+  as_tensor = function() as_tensor(m),
+  np_asarray = function() np_asarray(m),
+  r_to_py = function() reticulate::r_to_py(m),
+  np_add_lookup = function() np$add(a, a)
+), n = 1000L, reps = 15L, collect = TRUE)
+op_rows <- list(
+  c("R: tensor op x + x (2x2)", "add", "np_add", "reticulate: np.add(a, a), NumPy arrays"),
+  c("R: tensor op x %*% x (2x2)", "matmul", "np_matmul", "reticulate: np.matmul(a, a)"),
+  c("R: as_tensor() of a 2x2 matrix", "as_tensor", "np_asarray", "reticulate: np.asarray(m)")
+)
+for (o in op_rows) {
+  ratio <- ops[[o[[2L]]]] / ops[[o[[3L]]]]
+  row(o[[1L]], ops[[o[[2L]]]], "us")
+  row(paste("  ", o[[4L]]), ops[[o[[3L]]]], "us")
+  row("  ratio", ratio, "x", "(target <= 1.2)")
+  add_row(o[[1L]], ops[[o[[2L]]]], attr(ops, "timing"), o[[4L]], ops[[o[[3L]]]],
+          "ratio <= 1.2", ratio <= 1.2, rng(ops, o[[2L]]), rng(ops, o[[3L]]))
+}
+row("reticulate::r_to_py(m) (conversion alone)", ops[["r_to_py"]], "us")
+row("reticulate: np$add(a, a) ($ lookup each call)", ops[["np_add_lookup"]], "us")
+cat("\n")
+add_row("R: as_tensor() of a 2x2 matrix", ops[["as_tensor"]], attr(ops, "timing"),
+        "reticulate::r_to_py(m)", ops[["r_to_py"]], value_range = rng(ops, "as_tensor"),
+        peer_range = rng(ops, "r_to_py"))
 add_row("R: tensor op x + x (2x2)", ops[["add"]], attr(ops, "timing"),
-        value_range = rng(ops, "add"))
-add_row("R: tensor op x %*% x (2x2)", ops[["matmul"]], attr(ops, "timing"),
-        value_range = rng(ops, "matmul"))
+        "reticulate: np$add(a, a), $ lookup each call", ops[["np_add_lookup"]],
+        value_range = rng(ops, "add"), peer_range = rng(ops, "np_add_lookup"))
 if (nzchar(Sys.getenv("BENCH_JSON"))) {
   jsonlite::write_json(json_rows, Sys.getenv("BENCH_JSON"), auto_unbox = TRUE, digits = NA)
 }

@@ -97,7 +97,7 @@ def as_tensor_r(view: Any, rtype: str, dtype: Any = None) -> Any:
     arr.flags.writeable = False
     if rtype == "logical":
         arr = arr.astype(np.bool_)
-    return wrap(tb.tensor(arr, dtype=dtype))
+    return _tensor_text(tb.tensor(arr, dtype=dtype))
 
 
 def to_array(t: Any) -> Any:
@@ -109,6 +109,16 @@ def to_array(t: Any) -> Any:
 
 def info(t: Tensor) -> Any:
     return wrap((list(t.shape), t.dtype.name, t.backend.name))
+
+
+def _tensor_text(value: Any) -> Any:
+    """A tensor result of the R door's hot path as the text "id dtype d1 d2 ..." (R's C layer
+    makes the tb_tensor of it: one string is the cheapest value for reticulate to hand over);
+    anything else as :func:`wrap` gives it."""
+    if isinstance(value, Tensor):
+        ref = tensor_ref(value)
+        return " ".join([str(ref.id), ref.dtype, *[str(d) for d in ref.shape]])
+    return wrap(value)
 
 
 def call_op(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -128,7 +138,9 @@ def call_op_ids(name: str, a: Any, b: Any) -> Any:
     if fn is None or not callable(fn):
         raise AttributeError(f"tensorbridge has no operation {name!r}")
     resolve = handles.resolve
-    return wrap(fn(resolve(a) if type(a) is int else a, resolve(b) if type(b) is int else b))
+    return _tensor_text(
+        fn(resolve(a) if type(a) is int else a, resolve(b) if type(b) is int else b)
+    )
 
 
 def call_method(t: Tensor, name: str, *args: Any, **kwargs: Any) -> Any:

@@ -30,8 +30,9 @@ tensor_op <- function(name, ...) api("call_op")(name, ...)
 
 # Call the function `name` of tensorbridge.bridge.r.api with arguments that reticulate maps as
 # they are (numbers, strings, NULL; no wire values) through the R host, by the handle id of the
-# function (cached); a tensor result becomes its tb_tensor in C. The R door's per-op cost is
-# mostly this path.
+# function (cached). Its tensor result comes as the text "id dtype dims..." (one string converts
+# faster than a tagged list) that C makes the tb_tensor of. The R door's per-op cost is mostly
+# this path.
 api_call <- function(name, args) {
   fid <- .tb$api_ids[[name]]
   if (is.null(fid)) {
@@ -39,11 +40,8 @@ api_call <- function(name, args) {
     assign(name, fid, envir = .tb$api_ids)
   }
   res <- .tb$pci(.tb$m_call, c(list(fid), args), NULL)
-  if (!is.list(res)) return(res)
-  if (identical(res[[1L]], "T")) {
-    return(.Call(tb_c_new_tensor, res[[2L]], res[[3L]], res[[4L]], .tb$session, finalize_tensor))
-  }
-  tb_decode_result(res)
+  if (is.list(res)) res <- tb_decode_result(res) # an error is raised, warnings signalled
+  if (is.character(res)) .Call(tb_c_tensor_from_text, res, .tb$session, finalize_tensor) else res
 }
 
 # A binary op whose operands tb_c_tensor_operands() cleared (tensors as handle ids, an R number

@@ -343,23 +343,59 @@ SEXP tb_c_release_tensor(SEXP env) {
 /* A tb_tensor: the handle environment (id, type, session, shape, dtype; parent the empty
  * environment) with its class and its finalizer (the R function `finalizer`), built in one call
  * because every tensor op from R makes one. */
-SEXP tb_c_new_tensor(SEXP id, SEXP shape, SEXP dtype, SEXP session, SEXP finalizer) {
+static SEXP make_tensor(SEXP id, SEXP dims, SEXP dtype, SEXP session, SEXP finalizer) {
+  PROTECT(id);
+  PROTECT(dims);
+  PROTECT(dtype);
   SEXP env = PROTECT(R_NewEnv(R_EmptyEnv, FALSE, 0));
-  Rf_defineVar(Rf_install("id"), PROTECT(Rf_coerceVector(id, INTSXP)), env);
+  Rf_defineVar(Rf_install("id"), id, env);
   Rf_defineVar(Rf_install("type"), PROTECT(Rf_mkString("Tensor")), env);
   Rf_defineVar(Rf_install("session"), session, env);
-  /* a shape arrives from Python as an integer vector, a list of integers (a tuple) or NULL
-   * (a 0-d tensor) */
-  SEXP dims = Rf_isNull(shape) ? Rf_allocVector(INTSXP, 0) : Rf_coerceVector(shape, INTSXP);
-  Rf_defineVar(Rf_install("shape"), PROTECT(dims), env);
+  Rf_defineVar(Rf_install("shape"), dims, env);
   Rf_defineVar(Rf_install("dtype"), dtype, env);
   SEXP cls = PROTECT(Rf_allocVector(STRSXP, 2));
   SET_STRING_ELT(cls, 0, Rf_mkChar("tb_tensor"));
   SET_STRING_ELT(cls, 1, Rf_mkChar("tb_object"));
   Rf_setAttrib(env, R_ClassSymbol, cls);
   R_RegisterFinalizerEx(env, finalizer, TRUE);
-  UNPROTECT(5);
+  UNPROTECT(6);
   return env;
+}
+
+SEXP tb_c_new_tensor(SEXP id, SEXP shape, SEXP dtype, SEXP session, SEXP finalizer) {
+  /* a shape arrives from Python as an integer vector, a list of integers (a tuple) or NULL
+   * (a 0-d tensor) */
+  SEXP dims = PROTECT(Rf_isNull(shape) ? Rf_allocVector(INTSXP, 0)
+                                       : Rf_coerceVector(shape, INTSXP));
+  SEXP out = make_tensor(Rf_coerceVector(id, INTSXP), dims, dtype, session, finalizer);
+  UNPROTECT(1);
+  return out;
+}
+
+/* The same from the text "id dtype d1 d2 ..." (bridge/r/api.py's tensor results on the R door's
+ * hot path: one string is the cheapest value for reticulate to convert). */
+SEXP tb_c_tensor_from_text(SEXP text, SEXP session, SEXP finalizer) {
+  if (TYPEOF(text) != STRSXP || XLENGTH(text) != 1) Rf_error("tensorbridge: bad tensor text");
+  const char *p = CHAR(STRING_ELT(text, 0));
+  char *end;
+  long id = strtol(p, &end, 10);
+  if (end == p || *end != ' ') Rf_error("tensorbridge: bad tensor text '%s'", p);
+  const char *dt = end + 1;
+  const char *dt_end = strchr(dt, ' ');
+  size_t dt_len = dt_end != NULL ? (size_t) (dt_end - dt) : strlen(dt);
+  int rank = 0;
+  for (const char *q = dt + dt_len; *q; q++) rank += *q == ' ';
+  SEXP dims = PROTECT(Rf_allocVector(INTSXP, rank));
+  p = dt + dt_len;
+  for (int k = 0; k < rank; k++) {
+    INTEGER(dims)[k] = (int) strtol(p, &end, 10);
+    if (end == p) Rf_error("tensorbridge: bad tensor text");
+    p = end;
+  }
+  SEXP dtype = PROTECT(Rf_ScalarString(Rf_mkCharLen(dt, (int) dt_len)));
+  SEXP out = make_tensor(Rf_ScalarInteger((int) id), dims, dtype, session, finalizer);
+  UNPROTECT(2);
+  return out;
 }
 
 /* R's "interrupt pending" flag (declared in R_ext/GraphicsDevice.h). An R callback run from
@@ -522,6 +558,7 @@ static const R_CallMethodDef call_methods[] = {
   {"tb_c_simple_args", (DL_FUNC) &tb_c_simple_args, 1},
   {"tb_c_tensor_operands", (DL_FUNC) &tb_c_tensor_operands, 4},
   {"tb_c_new_tensor", (DL_FUNC) &tb_c_new_tensor, 5},
+  {"tb_c_tensor_from_text", (DL_FUNC) &tb_c_tensor_from_text, 3},
   {"tb_c_set_release", (DL_FUNC) &tb_c_set_release, 2},
   {"tb_c_release_tensor", (DL_FUNC) &tb_c_release_tensor, 1},
   {NULL, NULL, 0}
