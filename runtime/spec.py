@@ -119,15 +119,16 @@ def _describe(v: Any) -> str:
     return f"{type(v).__name__} {v!r}"
 
 
-def check_arg(fn: str, arg: str, kind: str, value: Any) -> None:
-    """Raise, naming ``fn`` and ``arg``, when ``value`` is not of ``kind`` (:data:`ARG_KINDS`).
-    ``None`` (not given) passes."""
+def check_arg(fn: str, arg: str, kind: str, value: Any, door: str = "python") -> None:
+    """Raise, naming ``fn`` and ``arg`` as ``door`` spells them (:func:`door_name`), when
+    ``value`` is not of ``kind`` (:data:`ARG_KINDS`). ``None`` (not given) passes."""
     if value is None:
         return
     test, what = ARG_KINDS[kind]
     if not test(value):
         cls = TypeError if kind in ("array", "name") else ValueError
-        raise cls(f"{fn}: {arg} must be {what}, got {_describe(value)}")
+        raise cls(f"{door_name(fn, door)}: {door_name(arg, door)} must be {what}, got "
+                  f"{_describe(value)}")
 
 
 @dataclass(frozen=True)
@@ -195,21 +196,22 @@ DISTRIBUTIONS: tuple[DistributionSpec, ...] = _catalogue()
 _BY_NAME = {s.name: s for s in DISTRIBUTIONS}
 
 
-def check_distribution_args(name: str, args: Sequence[Any], kwargs: dict[str, Any]
-                            ) -> dict[str, Any]:
-    """The arguments of ``<name>(*args, **kwargs)`` by name, each checked against its kind;
-    a wrong one is named (``normal: sd must be a number, ..., got str 'x'``)."""
+def check_distribution_args(name: str, args: Sequence[Any], kwargs: dict[str, Any],
+                            door: str = "python") -> dict[str, Any]:
+    """The arguments of ``<name>(*args, **kwargs)`` (Python names) by name, each checked
+    against its kind; a wrong one is named as ``door`` spells it (``multivariateNormal:
+    nRealisations must be a positive whole number, got int 0`` in JS)."""
     spec = _BY_NAME.get(name)
     if spec is None:
-        raise ValueError(f"no distribution {name!r}; the distributions are "
-                         f"{', '.join(_BY_NAME)}")
+        raise ValueError(f"no distribution {door_name(name, door)!r}; the distributions are "
+                         f"{', '.join(door_name(n, door) for n in _BY_NAME)}")
     try:
         bound = inspect.signature(getattr(_distributions, name)).bind(*args, **kwargs)
     except TypeError as e:
-        raise TypeError(f"{name}: {e}") from None
+        raise TypeError(f"{door_name(name, door)}: {e}") from None
     kinds = {a.name: a.kind for a in spec.args}
     for arg, v in bound.arguments.items():
-        check_arg(name, arg, kinds[arg], v)
+        check_arg(name, arg, kinds[arg], v, door)
     return dict(bound.arguments)
 
 

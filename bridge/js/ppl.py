@@ -67,8 +67,8 @@ def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
     from ...runtime import spec
 
     label = kwargs.pop("name", None)  # normal(0, 1, {name: "mu"}): the variable's name
-    spec.check_arg(name, "name", "name", label)
-    spec.check_distribution_args(name, args, kwargs)
+    spec.check_arg(name, "name", "name", label, "js")
+    spec.check_distribution_args(name, args, kwargs, "js")
     out = getattr(tb, name)(*args, **kwargs)
     if label is not None:
         out.node.name = label

@@ -113,7 +113,7 @@ def make_distribution(name: str, params: dict[str, Any], options: dict[str, Any]
         sigma = args["Sigma"]
         if getattr(sigma, "ndim", 2) < 2:  # a 1 x 1 covariance given as an R scalar
             args["Sigma"] = np.full((1, 1), float(sigma))
-    front_door.check_distribution_args(name, (), {**args, **opts})  # the checks every door makes
+    front_door.check_distribution_args(name, (), {**args, **opts}, "r")  # every door's checks
     try:
         return lazy_out(getattr(tb, name)(**args, **opts))
     except tb.ShapeError as e:

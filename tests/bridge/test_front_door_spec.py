@@ -218,3 +218,13 @@ def test_hosts_use_only_the_bridge_wire_tags() -> None:
     assert used_r <= tags, f"r-client/R/wire.R: {used_r - tags} not in WIRE_TAGS"
     assert used_js <= tags, f"js-client/src/wire.js: {used_js - tags} not in WIRE_TAGS"
     assert used_py <= tags, f"bridge hosts: {used_py - tags} not in WIRE_TAGS"
+
+
+def test_errors_name_the_argument_as_each_door_spells_it() -> None:
+    args = ([0.0, 0.0],), {"Sigma": [[1.0, 0.0], [0.0, 1.0]], "n_realisations": 0}
+    with pytest.raises(ValueError, match="multivariateNormal: nRealisations must be"):
+        spec.check_distribution_args("multivariate_normal", *args, "js")
+    with pytest.raises(ValueError, match="multivariate_normal: n_realisations must be"):
+        spec.check_distribution_args("multivariate_normal", *args, "r")
+    with pytest.raises(TypeError, match="poisson: lambda must be a number"):
+        spec.check_distribution_args("poisson", ("x",), {}, "r")

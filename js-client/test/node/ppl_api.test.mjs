@@ -159,3 +159,10 @@ test("opt: the posterior mode by variable name, with the runtime's options in ca
     assert.ok(Math.abs(r.par.loc[0] - 2.5) < 1e-3, `mode ${r.par.loc[0]}`);
     await assert.rejects(g.opt(m, { optimiser: "newton" }), /optimiser/);
   });
+
+test("argument errors name the argument in camelCase (the spec's naming rule)", async () => {
+  const g = tb.ppl;
+  await assert.rejects(g.multivariateNormal([0, 0], [[1, 0], [0, 1]], { nRealisations: 0 }),
+    /multivariateNormal: nRealisations must be a positive whole number/);
+  await assert.rejects(g.normal(0, "x"), /normal: sd must be a number/);
+});
