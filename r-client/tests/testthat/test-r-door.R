@@ -124,19 +124,23 @@ test_that("at R's interactive prompt, a Python thread's call to R is served whil
   skip_on_os("windows")
   skip_if(!nzchar(Sys.which("bash")), "needs bash")
   setup <- tempfile(fileext = ".R")
+  ready <- tempfile()
   writeLines(c(
     "suppressMessages(library(tensorbridge))",
     "t <- tb_import('tensorbridge.bridge.r.testing')",
     "ran_at <- NULL",
     "job <- t$call_later(function() { ran_at <<- Sys.time(); 42 }, 0.2)",
-    "start <- Sys.time()"
+    "start <- Sys.time()",
+    sprintf("writeLines('ready', '%s')", ready)
   ), setup)
-  # R reads the first line, then sits at the prompt for 4 s before the second arrives
+  # R reads the first line, then sits at the prompt for 4 s before the second arrives; the 4 s
+  # count from the end of the setup (R's start and loading the package take seconds on a
+  # loaded machine, and a line that is already waiting would leave R no idle moment)
   script <- sprintf(paste0(
-    "(echo \"source('%s')\"; sleep 4; ",
+    "(echo \"source('%s')\"; for i in $(seq 900); do [ -f '%s' ] && break; sleep 0.1; done; sleep 4; ",
     "echo 'cat(\"RAN\", !is.null(ran_at) && difftime(ran_at, start, units = \"secs\") < 2, \"\\n\")') | ",
     "%s %s --interactive --no-save --no-restore -q --no-readline"
-  ), setup, paste(python_env(), collapse = " "), shQuote(file.path(R.home("bin"), "R")))
+  ), setup, ready, paste(python_env(), collapse = " "), shQuote(file.path(R.home("bin"), "R")))
   out <- suppressWarnings(system2("bash", c("-c", shQuote(script)), stdout = TRUE, stderr = TRUE,
                                   timeout = 120))
   expect_true(any(grepl("^RAN TRUE", out)), info = paste(out, collapse = "\n"))
