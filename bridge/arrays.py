@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.dtypes import DTYPES as _DTYPES
 from .descriptors import Array
 from .errors import ConversionError
 from .na import INT_MIN, NA_REAL
@@ -281,18 +282,19 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy, *, numpy: bool | Non
 
 
 # -- without NumPy: buffers and memoryviews ------------------------------------------------------
-#: descriptor dtype -> memoryview/struct format (native sizes: "q" is 8 bytes everywhere)
-_FORMAT = {
-    "bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i",
-    "uint32": "I", "int64": "q", "uint64": "Q", "float32": "f", "float64": "d", "logical": "i",
+#: descriptor dtype -> memoryview/struct format (native sizes: "q" is 8 bytes everywhere): the
+#: runtime's dtypes from DType's one table, plus host-only ones (NumPy's small ints, R's logical)
+FORMATS = {
+    "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint32": "I", "uint64": "Q",
+    "logical": "i", **{name: d.buffer_format for name, d in _DTYPES.items()},
 }
 #: descriptor dtype -> array.array typecode (bool is built as "B" and viewed as "?")
-_TYPECODE = {**_FORMAT, "bool": "B"}
-_ITEMSIZE = {d: struct.calcsize(f) for d, f in _FORMAT.items()}
+TYPECODES = {**FORMATS, "bool": "B"}
+_ITEMSIZE = {d: struct.calcsize(f) for d, f in FORMATS.items()}
 _INT_RANGE = {
     d: ((-(2 ** (8 * _ITEMSIZE[d] - 1)), 2 ** (8 * _ITEMSIZE[d] - 1) - 1) if f.islower()
         else (0, 2 ** (8 * _ITEMSIZE[d]) - 1))
-    for d, f in _FORMAT.items() if f in "bBhHiIqQ" and d != "logical"
+    for d, f in FORMATS.items() if f in "bBhHiIqQ" and d != "logical"
 }
 _LITTLE = sys.byteorder == "little"
 
@@ -311,7 +313,7 @@ def buffer_dtype(view: memoryview) -> tuple[str | None, bool]:
         signed = fmt in "ln"
         fmt = {4: "i", 8: "q"}.get(n, "")
         fmt = fmt if signed else fmt.upper()
-    for dtype, f in _FORMAT.items():
+    for dtype, f in FORMATS.items():
         if f == fmt and dtype != "logical" and _ITEMSIZE[dtype] == n:
             return dtype, swap and n > 1
     return None, False
@@ -320,11 +322,11 @@ def buffer_dtype(view: memoryview) -> tuple[str | None, bool]:
 def _values(raw: Any, dtype: str, swap: bool) -> list[Any]:
     """The elements of contiguous native-or-swapped bytes ``raw`` as Python values."""
     if swap:
-        a = _pyarray(_TYPECODE[dtype])
+        a = _pyarray(TYPECODES[dtype])
         a.frombytes(bytes(raw))
         a.byteswap()
         raw = memoryview(a).cast("B")
-    return memoryview(raw).cast("B").cast(_FORMAT[dtype]).tolist()
+    return memoryview(raw).cast("B").cast(FORMATS[dtype]).tolist()
 
 
 def _cast_values(values: list[Any], src: str, target: str, policy: ArrayPolicy) -> list[Any]:
@@ -382,7 +384,7 @@ def _buffer_to_descriptor(value: Any, policy: ArrayPolicy, tensor: bool) -> Any:
             if policy.na_sentinels and target == "int32" and INT_MIN in values:
                 target = "float64"  # a real INT_MIN would read as NA: cross as doubles
                 values = [float(v) for v in values]
-            flat = memoryview(_pyarray(_TYPECODE[target], values)).cast("B")
+            flat = memoryview(_pyarray(TYPECODES[target], values)).cast("B")
     if policy.na_sentinels and target == "int32" and not copied and view.nbytes:
         if INT_MIN in flat.cast("i").tolist():
             values = [float(v) for v in flat.cast("i").tolist()]
@@ -418,7 +420,7 @@ def _buffer_from_descriptor(desc: Array, policy: ArrayPolicy) -> memoryview:
         raise ConversionError("Array.buffer must be contiguous memory (use offset/strides)")
     base = base.cast("B") if base.ndim != 1 or base.format != "B" else base
     dtype = desc.dtype
-    fmt, itemsize = _FORMAT[dtype], _ITEMSIZE[dtype]
+    fmt, itemsize = FORMATS[dtype], _ITEMSIZE[dtype]
     shape = tuple(int(d) for d in desc.shape)
     size = 1
     for d in shape:

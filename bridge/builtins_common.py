@@ -22,7 +22,7 @@ import collections.abc
 import sys
 from typing import Any
 
-from .arrays import ArrayPolicy, array_from_descriptor, array_to_descriptor
+from .arrays import FORMATS, TYPECODES, ArrayPolicy, array_from_descriptor, array_to_descriptor
 from .callables import ForeignCallable, ForeignObject
 from .descriptors import (
     Array,
@@ -224,9 +224,6 @@ def _tensor_type() -> type | None:
     return Tensor
 
 
-_TENSOR_CODES = {"float32": "f", "float64": "d", "int32": "i", "int64": "q", "bool": "B"}
-
-
 def tensor_ref(t: Any, backend: bool = False) -> TensorRef:
     """A runtime tensor by handle, with its shape, dtype and (``backend``) backend name."""
     return TensorRef(handles.register(t), tuple(t.shape), t.dtype.name,
@@ -244,9 +241,8 @@ def tensor_buffer(t: Any) -> Any:
     flat: list[Any] = [t.tolist()]
     for _ in shape:
         flat = [v for row in flat for v in row]
-    code = _TENSOR_CODES[t.dtype.name]
-    view = memoryview(_pyarray.array(code, flat)).cast("B")
-    fmt = "?" if code == "B" else code
+    fmt = FORMATS[t.dtype.name]
+    view = memoryview(_pyarray.array(TYPECODES[t.dtype.name], flat)).cast("B")
     if not shape:
         return view.cast(fmt, ())
     if 0 in shape:

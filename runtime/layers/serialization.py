@@ -64,9 +64,10 @@ FORMAT_VERSION = 1
 MODEL_FILE = "model.json"
 WEIGHTS_FILE = "weights.bin"
 
-# dtype -> (array typecode, item size); "<" byte order is applied explicitly
-_CODES = {"float32": ("f", 4), "float64": ("d", 8), "int32": ("i", 4), "int64": ("q", 8),
-          "bool": ("B", 1)}
+# dtype -> (array typecode, item size), from DType's table; bool is stored as one byte ("B")
+# since array.array has no "?"; "<" byte order is applied explicitly
+_CODES = {n: ("B" if d.buffer_format == "?" else d.buffer_format, d.itemsize)
+          for n, d in D.DTYPES.items()}
 
 
 def _version() -> str:
@@ -209,8 +210,7 @@ def _decode(buf: bytes, entry: dict[str, Any], backend: Any) -> Tensor:
     try:
         import numpy as np
 
-        np_dt = {"float32": "<f4", "float64": "<f8", "int32": "<i4", "int64": "<i8",
-                 "bool": "u1"}[dt]
+        np_dt = "<" + _CODES[dt][0]  # little-endian; bool as uint8 ("<B")
         arr = np.frombuffer(buf, dtype=np_dt, count=n, offset=off).reshape(shape)
         arr = arr.astype(bool) if dt == "bool" else arr.astype(arr.dtype.newbyteorder("="),
                                                                copy=False)
