@@ -152,7 +152,7 @@ ops <- side_by_side(list(
   np_asarray = function() np_asarray(m),
   r_to_py = function() reticulate::r_to_py(m),
   np_add_lookup = function() np$add(a, a)
-), n = 1000L, reps = 15L, collect = TRUE)
+), n = 1000L, reps = 25L, collect = TRUE)
 op_rows <- list(
   c("R: tensor op x + x (2x2)", "add", "np_add", "reticulate: np.add(a, a), NumPy arrays"),
   c("R: tensor op x %*% x (2x2)", "matmul", "np_matmul", "reticulate: np.matmul(a, a)"),
