@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,9 @@ from ... import runtime as tb
 from ...runtime import spec as front_door
 from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy
 from ..descriptors import Ref
+from ..errors import ConversionError
 from ..handles import handles
+from ..na import is_na
 from .api import _no_na
 
 __all__ = [
@@ -93,27 +95,54 @@ def variable(lower: float, upper: float, dim: Any) -> dict[str, Any]:
                                 dim=_dim(dim) or ()))
 
 
+def _r_value(x: Any, where: str) -> Any:
+    """An R value as the spec checks it, nothing lost: vectors as lists, whole doubles as ints
+    (R's 3 is a double), so that ``dim = 2.5`` or ``c("a", "b")`` reach the check as given."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fiub":
+        x = _no_na(x, where).reshape(-1).tolist()
+    if isinstance(x, list):
+        return [_r_value(t, where) for t in x]
+    if is_na(x) is True:  # a scalar NA (R's NA is not NaN)
+        raise ConversionError(f"{where}: the R data holds NA; lazy arrays have no missing values")
+    return int(x) if isinstance(x, float) and x.is_integer() else x
+
+
+def _r_param(x: Any, where: str) -> Any:
+    """A parameter as the spec checks it: lazy arrays, tensors and numeric R arrays as they are
+    (no copy); R's TRUE/FALSE as numbers, as R's arithmetic has them; anything else (a factor,
+    strings) through :func:`_r_value`, for the spec to refuse by name."""
+    if isinstance(x, LazyArray | tb.Tensor):
+        return x
+    if isinstance(x, bool):
+        return float(x)
+    if isinstance(x, np.ndarray) or hasattr(x, "__array__"):
+        a = np.asarray(x)
+        return a if a.dtype.kind in "fiub" else _r_value(a.tolist(), where)
+    if isinstance(x, Iterable) and not isinstance(x, str | bytes | dict | list):
+        return _r_value(list(x), where)  # a factor: its labels
+    return _r_value(x, where)
+
+
 def make_distribution(name: str, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """``tensorbridge.<name>(**params, **options)`` with R data converted (see module docs)."""
+    """``tensorbridge.<name>(**params, **options)`` with R data converted (see module docs).
+    The spec checks the arguments as R gave them (naming them as R does) before any
+    conversion: R has no checks of its own."""
+    opts = {k: _r_value(v, f"{name}: {k}") for k, v in options.items() if v is not None}
+    as_given = {k: _r_param(v, f"{name}: {front_door.door_name(k, 'r')}")
+                for k, v in params.items()}
+    front_door.check_distribution_args(name, (), {**as_given, **opts}, "r")  # every door's checks
     row = name in MULTIVARIATE
-    args = {k: _r_array(v, name, row=row) for k, v in params.items()}
-    opts = {}
-    for k, v in options.items():
-        if v is None:
-            continue
-        if k == "dim":
-            opts[k] = _dim(v)
-        elif k == "truncation":
-            opts[k] = tuple(float(t) for t in np.asarray(v, dtype=np.float64).reshape(-1))
-        elif k in ("n_realisations", "dimension"):
-            opts[k] = int(v)
-        else:
-            opts[k] = v
+    args = {k: _r_array(v, f"{name}: {front_door.door_name(k, 'r')}", row=row)
+            for k, v in params.items()}
+    if "dim" in opts:  # greta's dim = n is an n x 1 column
+        opts["dim"] = tuple(opts["dim"]) if isinstance(opts["dim"], list) else (opts["dim"],)
+        opts["dim"] += (1,) * (len(opts["dim"]) == 1)
+    if "truncation" in opts:
+        opts["truncation"] = tuple(float(t) for t in opts["truncation"])
     if name == "multivariate_normal" and args.get("Sigma") is not None:
         sigma = args["Sigma"]
         if getattr(sigma, "ndim", 2) < 2:  # a 1 x 1 covariance given as an R scalar
             args["Sigma"] = np.full((1, 1), float(sigma))
-    front_door.check_distribution_args(name, (), {**args, **opts}, "r")  # every door's checks
     try:
         return lazy_out(getattr(tb, name)(**args, **opts))
     except tb.ShapeError as e:

@@ -1,29 +1,10 @@
 # greta's distributions: each makes a variable with that prior, or (with `distribution<-`) the
 # likelihood of data.
 
-# Build the distribution `name` (a function of tensorbridge) from R arguments.
+# Build the distribution `name` (a function of tensorbridge) from R arguments. The runtime's
+# spec checks them (bridge/r/ppl.py make_distribution) and names a wrong one as R spells it.
 new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
-  fn <- name
-  for (p in names(params)) ppl_array_arg(params[[p]], p, fn)
-  options <- list(dim = ppl_dim(dim, fn))
-  if (!is.null(truncation)) {
-    if (!is.numeric(truncation) || length(truncation) != 2L || anyNA(truncation)) {
-      stop(sprintf("%s: truncation must be two numbers c(lower, upper), not %s", fn,
-                   ppl_describe(truncation)), call. = FALSE)
-    }
-    options$truncation <- as.double(truncation)
-  }
-  extra <- list(...)
-  for (k in names(extra)) {
-    v <- extra[[k]]
-    if (is.null(v)) next
-    if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != round(v)) {
-      stop(sprintf("%s: %s must be NULL or a positive whole number, not %s", fn, k,
-                   if (is.numeric(v)) paste(format(v), collapse = ", ") else ppl_describe(v)),
-           call. = FALSE)
-    }
-    options[[k]] <- as.integer(v)
-  }
+  options <- c(list(dim = dim, truncation = truncation), list(...)) # NULL: not given
   new_lazy(ppl("make_distribution")(name, params, options))
 }
 

@@ -39,6 +39,21 @@ def test_r_vectors_are_columns_and_multivariate_parameters_rows() -> None:
         ppl.as_data(np.ma.masked_array([1.0, 2.0], mask=[False, True]))
 
 
+def test_the_spec_checks_distribution_arguments_as_r_gives_them() -> None:
+    # R has no checks of its own: R's doubles reach the spec, which names the argument
+    out = ppl.make_distribution("normal", {"mean": 0.0, "sd": 1.0}, {"dim": 3.0})
+    assert out["shape"] == [3, 1]  # greta's dim = n
+    resolve(out)
+    with pytest.raises(ValueError, match=r"^normal: dim must be a positive integer .* float 2.5"):
+        ppl.make_distribution("normal", {"mean": 0.0, "sd": 1.0}, {"dim": 2.5})
+    with pytest.raises(ValueError, match=r"^normal: truncation must be two numbers"):
+        ppl.make_distribution("normal", {"mean": 0.0, "sd": 1.0}, {"truncation": 1.0})
+    with pytest.raises(ValueError, match=r"^dirichlet: n_realisations must be a positive whole"):
+        ppl.make_distribution("dirichlet", {"alpha": np.ones(2)}, {"n_realisations": 0.0})
+    with pytest.raises(TypeError, match=r"^poisson: lambda must be a number"):
+        ppl.make_distribution("poisson", {"lambda_": np.array(["a"])}, {})
+
+
 def test_subset_is_column_major_and_keeps_two_dimensions() -> None:
     m = np.arange(6.0).reshape(2, 3, order="F")  # R's matrix(0:5, 2)
     x = resolve(ppl.as_data(m))
