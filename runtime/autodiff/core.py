@@ -112,6 +112,9 @@ class Trace:
     def process(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    def concretized(self, what: str) -> None:
+        """A value of one of this trace's tracers was read; only placeholder traces care."""
+
 
 class Tracer(Tensor):
     """A tensor seen by a transformation: it wraps the value (``_primal``) one level down."""
@@ -187,8 +190,13 @@ def has_placeholder_values(x: Any) -> bool:
 
 
 def primal_value(x: Any) -> Any:
-    """Strip every tracer: the concrete value underneath."""
+    """Strip every tracer: the concrete value underneath, for an op that reads it. Reading
+    through a placeholder tracer (staging) ends that staging, as reading the tracer itself does:
+    an op that picks its path from the values (integer indices, say) would otherwise bake one
+    call's values into the recording. Check :func:`has_placeholder_values` first to avoid it."""
     while isinstance(x, Tracer):
+        if x._trace.placeholder_values:
+            x._trace.concretized(f"a value of tensor {x.id} with shape {x.shape} was read")
         x = x._primal
     return x
 

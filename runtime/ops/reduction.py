@@ -63,10 +63,12 @@ _lse.defjvp(
 
 def _prod_others(x: Any, axis: tuple, ans: Any, keepdims: bool) -> Any:
     """For each element, the product of the other elements in its reduction group."""
-    values = primal_value(x)
     # Reading values is impossible in a graph being traced and would spoil a staged recording:
     # there, always take the exact path below (it never reads values).
-    tracing = has_placeholder_values(x) or values.backend.is_symbolic(values._raw_unchecked())
+    tracing = has_placeholder_values(x)
+    if not tracing:
+        values = primal_value(x)
+        tracing = values.backend.is_symbolic(values._raw_unchecked())
     if not tracing and not bool((values == 0).sum() > 0 if values.size else False):
         return _expand(ans, x, axis, keepdims) / x
     # Zeros present: move the reduced axes last, flatten them to n, and take the product of

@@ -67,6 +67,20 @@ def test_value_dependent_control_flow_falls_back_to_eager() -> None:
     assert sf(tb.tensor([-1.0, -2.0])).tolist() == [1.0, 2.0]  # not a frozen branch
 
 
+def test_ops_that_read_index_values_are_not_frozen() -> None:
+    # integer-array indexing (take, getitem, gather) reads the indices inside the op; a staged
+    # recording would replay the first call's indices for every later call
+    def f(x, idx):
+        return tb.sum(tb.take(x, idx, axis=0) * 2.0) + tb.sum(x[idx])
+
+    x = tb.tensor([1.0, 10.0, 100.0])
+    sf = tb.function(f)
+    with pytest.warns(RuntimeWarning, match="runs eagerly"):
+        assert sf(x, tb.tensor([0, 1], dtype="int32")).item() == 33.0
+    assert sf(x, tb.tensor([2, 2], dtype="int32")).item() == 600.0
+    assert sf(x, tb.tensor([1, 0], dtype="int32")).item() == 33.0
+
+
 def test_random_draws_are_not_frozen() -> None:
     gen = tb.random.Generator(0)
     sf = tb.function(lambda x: x + gen.normal((2,)))
