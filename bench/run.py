@@ -455,8 +455,10 @@ def main(argv: list[str] | None = None) -> int:
         + "\n",
         encoding="utf-8",
     )
-    print(f"\nwrote {RESULTS.relative_to(BENCH_DIR.parent)}, "
-          f"{md_path.resolve().relative_to(BENCH_DIR.parent)}")
+    md_shown = md_path.resolve()
+    if md_shown.is_relative_to(BENCH_DIR.parent):  # a --results-md path may lie elsewhere
+        md_shown = md_shown.relative_to(BENCH_DIR.parent)
+    print(f"\nwrote {RESULTS.relative_to(BENCH_DIR.parent)}, {md_shown}")
     if errors:
         return 1
     return 1 if args.strict and n_miss else 0
