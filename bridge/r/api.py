@@ -25,6 +25,7 @@ from .rhost import RMemory
 
 __all__ = [
     "as_tensor",
+    "as_tensor_callback",
     "as_tensor_r",
     "call_op",
     "call_op_ids",
@@ -83,21 +84,55 @@ def as_tensor(x: Any, dtype: Any = None) -> TensorRef:
     return tensor_ref(tb.tensor(x, dtype=dtype))
 
 
-_R_STORAGE = {"double": np.float64, "integer": np.int32, "logical": np.int32}
+# typeof() of an R vector -> the NumPy typestr and item size of its memory (a logical is an int)
+_R_STORAGE = {
+    "double": (np.dtype(np.float64).str, 8),
+    "integer": (np.dtype(np.int32).str, 4),
+    "logical": (np.dtype(np.int32).str, 4),
+}
 
 
-def as_tensor_r(view: Any, rtype: str, dtype: Any = None) -> Any:
-    """``as_tensor()`` of a plain R vector or array (``rtype``: its ``typeof()``) that R found
-    free of NA, given as ``view``: the address of its memory, the token that keeps it alive (as
-    the wire's array has), its size in bytes, then its dims. The same read-only column-major view
-    ``as_tensor`` gets from the wire, without converting a tagged dict."""
-    addr, token, nbytes, *dims = view
-    buf = np.asarray(RMemory(int(addr), int(nbytes), token))
-    arr = np.ndarray(tuple(int(d) for d in dims), _R_STORAGE[rtype], buffer=buf, order="F")
-    arr.flags.writeable = False
+class _RArray(RMemory):
+    """R memory viewed as the column-major array itself (one ``np.asarray``, no byte buffer to
+    reshape); releases the R side as :class:`RMemory` does."""
+
+    __slots__ = ()
+
+    def __init__(self, addr: int, token: float, shape: tuple[int, ...], typestr: str,
+                 strides: tuple[int, ...]) -> None:
+        self.token = token
+        self.__array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "data": (addr, True),  # read-only: a tensor that shares R's memory cannot write it
+            "strides": strides,
+            "version": 3,
+        }
+
+
+def as_tensor_r(view: str, dtype: Any = None) -> Any:
+    """``as_tensor()`` of a plain R vector or array that R found free of NA, given as the text
+    ``"<typeof> <address> <token> <dims...>"`` (r-client/src/tensorbridge.c tb_c_view_text):
+    the read-only column-major view of R's memory that ``as_tensor`` gets from the wire, kept
+    alive by the token, without converting a tagged dict."""
+    rtype, addr, token, *dims = view.split()
+    typestr, stride = _R_STORAGE[rtype]
+    shape = tuple(map(int, dims))
+    strides = []
+    for d in shape:
+        strides.append(stride)
+        stride *= d
+    arr = np.asarray(_RArray(int(addr), float(token), shape, typestr, tuple(strides)))
     if rtype == "logical":
         arr = arr.astype(np.bool_)
-    return _tensor_text(tb.tensor(arr, dtype=dtype))
+    try:
+        t = tb.tensor(arr, dtype=dtype)
+    except Exception as e:
+        # the runtime names its argument `data`; R's user passed `x` to as_tensor()
+        if len(e.args) == 1 and isinstance(e.args[0], str) and "data: " in e.args[0]:
+            e.args = (e.args[0].replace("data: ", "as_tensor: x: ", 1), *e.args[1:])
+        raise
+    return _tensor_text(t)
 
 
 def to_array(t: Any) -> Any:
@@ -116,8 +151,7 @@ def _tensor_text(value: Any) -> Any:
     makes the tb_tensor of it: one string is the cheapest value for reticulate to hand over);
     anything else as :func:`wrap` gives it."""
     if isinstance(value, Tensor):
-        ref = tensor_ref(value)
-        return " ".join([str(ref.id), ref.dtype, *[str(d) for d in ref.shape]])
+        return " ".join([str(handles.register(value)), value.dtype.name, *map(str, value.shape)])
     return wrap(value)
 
 
@@ -195,6 +229,28 @@ def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> Ten
 @ctypes.CFUNCTYPE(None, ctypes.c_int)
 def _release_from_r(hid: int) -> None:
     handles.release_deferred(hid, how="by an R finalizer")
+
+
+# R's as_tensor() calls this through a C function pointer (tb_c_as_tensor in
+# r-client/src/tensorbridge.c), without a reticulate round trip: the tensor's text goes into
+# R's buffer `out` of `cap` bytes. Any failure returns 0 and R takes the general path (a
+# reticulate call of as_tensor_r), which reports the error as R errors from Python are.
+@ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int)
+def _as_tensor_from_r(view: bytes, out: int, cap: int) -> int:
+    try:
+        text = as_tensor_r(view.decode()).encode()
+        if len(text) >= cap:
+            handles.release(int(text.split()[0]))
+            return 0
+        ctypes.memmove(out, text + b"\0", len(text) + 1)
+        return 1
+    except BaseException:  # nothing may unwind into C; R's general path reports it
+        return 0
+
+
+def as_tensor_callback() -> float:
+    """The address of the C-callable function for R's ``as_tensor()`` (``_as_tensor_from_r``)."""
+    return float(ctypes.cast(_as_tensor_from_r, ctypes.c_void_p).value or 0)
 
 
 def release_callback() -> float:

@@ -48,16 +48,15 @@ api_call <- function(name, args) {
 # as it is).
 tensor_op_ids <- function(name, args) api_call("call_op_ids", list(name, args[[1L]], args[[2L]]))
 
-# as_tensor() of a plain numeric, integer or logical vector or array of two or more values (or
-# one with attributes) without NA (anyNA() is also TRUE for NaN, which then takes the general
-# path): Python gets a view of R's memory by address, as the wire's array would give it.
-as_tensor_view <- function(x, dtype) {
-  d <- dim(x)
-  if (is.null(d)) d <- length(x)
-  # one double vector (address, token, bytes, dims): reticulate converts each argument apart
-  args <- list(c(.Call(tb_c_view, x), d), typeof(x))
-  if (!is.null(dtype)) args[[3L]] <- dtype
-  api_call("as_tensor_r", args)
+# Give C the address of Python's as_tensor callback for this session, then try x again; NULL
+# (the general path) when that cannot be done.
+as_tensor_fast_init <- function(x) {
+  tryCatch(
+    .Call(tb_c_set_as_tensor, api("as_tensor_callback")(), .tb$session),
+    error = function(e) NULL
+  )
+  t <- .Call(tb_c_as_tensor, x, .tb$session, finalize_tensor)
+  if (isFALSE(t)) NULL else t
 }
 
 #' Tensors
@@ -89,6 +88,18 @@ as_tensor_view <- function(x, dtype) {
 #' }
 #' @export
 as_tensor <- function(x, dtype = NULL) {
+  # A plain numeric, integer or logical vector or array of two or more values (or one with
+  # attributes) without NA: C checks it and gives the text by which Python views R's memory;
+  # Python renames the runtime's `data` as `x` in errors, so this path has no R handler.
+  if (is.null(dtype)) { # the common case through a C function pointer: no reticulate call
+    t <- .Call(tb_c_as_tensor, x, .tb$session, finalize_tensor)
+    if (isFALSE(t)) t <- as_tensor_fast_init(x)
+    if (!is.null(t)) return(t)
+  }
+  view <- .Call(tb_c_view_text, x)
+  if (!is.null(view)) {
+    return(api_call("as_tensor_r", if (is.null(dtype)) list(view) else list(view, dtype)))
+  }
   if (inherits(x, "tb_tensor") && is.null(dtype)) return(x)
   numbers <- (is.numeric(x) || is.logical(x)) && !is.object(x)
   if (!inherits(x, "tb_tensor") && !numbers) {
@@ -99,10 +110,8 @@ as_tensor <- function(x, dtype = NULL) {
       ), describe_value(x)), call = NULL, type = "TypeError", classes = "TypeError")
     ))
   }
-  n <- length(x)
-  view <- numbers && (n > 1L || (n == 1L && !is.null(attributes(x)))) && !anyNA(x)
   withCallingHandlers(
-    if (view) as_tensor_view(x, dtype) else api("as_tensor")(x, dtype),
+    api("as_tensor")(x, dtype),
     tensorbridge_error = function(e) {
       msg <- conditionMessage(e)
       if (grepl("data: ", msg, fixed = TRUE)) { # the runtime names its argument `data`

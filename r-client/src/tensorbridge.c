@@ -15,6 +15,8 @@
 #include <R_ext/Rdynload.h>
 #include <R_ext/eventloop.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -185,6 +187,40 @@ SEXP tb_c_view(SEXP x) {
   REAL(out)[2] = (double) n * (double) size;
   UNPROTECT(1);
   return out;
+}
+
+/* as_tensor()'s view of a plain (classless) double, integer or logical vector or array of two or
+ * more values, or of one with attributes, that holds no NA (nor NaN: anyNA() semantics, NaN
+ * then takes the general path): the text "<typeof> <address> <token> <dims...>" that
+ * as_tensor_r() in bridge/r/api.py views R's memory by (one string is what reticulate hands
+ * over fastest), keeping x until Python releases the token. NULL for anything else. */
+SEXP tb_c_view_text(SEXP x) {
+  int type = TYPEOF(x);
+  if ((type != REALSXP && type != INTSXP && type != LGLSXP) || OBJECT(x)) return R_NilValue;
+  R_xlen_t n = XLENGTH(x);
+  if (n < 1 || (n == 1 && ATTRIB(x) == R_NilValue)) return R_NilValue;
+  if (type == REALSXP) {
+    const double *v = REAL_RO(x);
+    for (R_xlen_t i = 0; i < n; i++)
+      if (ISNAN(v[i])) return R_NilValue;
+  } else {
+    const int *v = type == INTSXP ? INTEGER_RO(x) : LOGICAL_RO(x);
+    for (R_xlen_t i = 0; i < n; i++)
+      if (v[i] == NA_INTEGER) return R_NilValue; /* NA_LOGICAL is the same value */
+  }
+  SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+  int rank = dim == R_NilValue ? 1 : LENGTH(dim);
+  size_t cap = 80 + 21 * (size_t) rank;
+  char *buf = R_alloc(cap, 1);
+  const char *tname = type == REALSXP ? "double" : type == INTSXP ? "integer" : "logical";
+  int len = snprintf(buf, cap, "%s %" PRIuPTR " %.0f", tname, (uintptr_t) DATAPTR_RO(x), keep(x));
+  if (dim == R_NilValue) {
+    len += snprintf(buf + len, cap - len, " %.0f", (double) n);
+  } else {
+    for (int k = 0; k < rank; k++)
+      len += snprintf(buf + len, cap - len, " %d", INTEGER(dim)[k]);
+  }
+  return Rf_mkString(buf);
 }
 
 /* Big copies ask for transparent huge pages on the (fresh) destination first: for a new 80 MB
@@ -398,6 +434,46 @@ SEXP tb_c_tensor_from_text(SEXP text, SEXP session, SEXP finalizer) {
   return out;
 }
 
+/* as_tensor()'s fast path: Python's as_tensor_r() called through a C function pointer (a
+ * ctypes callback that takes the GIL itself, set per session by tb_c_set_as_tensor()) instead
+ * of a reticulate call. It writes the tensor's text ("id dtype dims...") into `out` and
+ * returns 1, or returns 0 on any error: R then takes the general path, which reports it. */
+static int (*as_tensor_fn)(const char *, void *, int) = NULL;
+static SEXP as_tensor_session = NULL;
+
+SEXP tb_c_set_as_tensor(SEXP addr, SEXP session) {
+  if (as_tensor_session != NULL) R_ReleaseObject(as_tensor_session);
+  as_tensor_session = session;
+  R_PreserveObject(as_tensor_session);
+  as_tensor_fn = (int (*)(const char *, void *, int)) (uintptr_t) Rf_asReal(addr);
+  return R_NilValue;
+}
+
+/* The tb_tensor of x when tb_c_view_text() views it and Python made the tensor; NULL when it
+ * does not or that failed; FALSE when no callback is set for `session`. */
+SEXP tb_c_as_tensor(SEXP x, SEXP session, SEXP finalizer) {
+  if (as_tensor_fn == NULL || as_tensor_session == NULL || TYPEOF(session) != STRSXP ||
+      XLENGTH(session) != 1 ||
+      strcmp(CHAR(STRING_ELT(session, 0)), CHAR(STRING_ELT(as_tensor_session, 0))) != 0)
+    return Rf_ScalarLogical(0);
+  SEXP view = PROTECT(tb_c_view_text(x));
+  if (view == R_NilValue) {
+    UNPROTECT(1);
+    return R_NilValue;
+  }
+  SEXP dim = Rf_getAttrib(x, R_DimSymbol);
+  int cap = 64 + 12 * (dim == R_NilValue ? 1 : LENGTH(dim));
+  char *out = R_alloc((size_t) cap, 1);
+  if (!as_tensor_fn(CHAR(STRING_ELT(view, 0)), out, cap)) {
+    UNPROTECT(1);
+    return R_NilValue;
+  }
+  SEXP text = PROTECT(Rf_mkString(out));
+  SEXP t = tb_c_tensor_from_text(text, session, finalizer);
+  UNPROTECT(2);
+  return t;
+}
+
 /* R's "interrupt pending" flag (declared in R_ext/GraphicsDevice.h). An R callback run from
  * Python must not act on Ctrl-C itself: unwinding R through reticulate's frames turns it into
  * an unknown Python error. The callback runs with interrupts suspended and hands a pending one
@@ -554,6 +630,7 @@ static const R_CallMethodDef call_methods[] = {
   {"tb_c_drain", (DL_FUNC) &tb_c_drain, 0},
   {"tb_c_kept", (DL_FUNC) &tb_c_kept, 0},
   {"tb_c_view", (DL_FUNC) &tb_c_view, 1},
+  {"tb_c_view_text", (DL_FUNC) &tb_c_view_text, 1},
   {"tb_c_from_addr", (DL_FUNC) &tb_c_from_addr, 4},
   {"tb_c_simple_args", (DL_FUNC) &tb_c_simple_args, 1},
   {"tb_c_tensor_operands", (DL_FUNC) &tb_c_tensor_operands, 4},
@@ -561,6 +638,8 @@ static const R_CallMethodDef call_methods[] = {
   {"tb_c_tensor_from_text", (DL_FUNC) &tb_c_tensor_from_text, 3},
   {"tb_c_set_release", (DL_FUNC) &tb_c_set_release, 2},
   {"tb_c_release_tensor", (DL_FUNC) &tb_c_release_tensor, 1},
+  {"tb_c_set_as_tensor", (DL_FUNC) &tb_c_set_as_tensor, 2},
+  {"tb_c_as_tensor", (DL_FUNC) &tb_c_as_tensor, 3},
   {NULL, NULL, 0}
 };
 
