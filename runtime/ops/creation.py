@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .. import dtypes as D
@@ -39,6 +40,14 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, copy: bool = True)
     read-only buffer is used without a copy (pass ``copy=False`` to always share).
     """
     dt = as_dtype(dtype) if dtype is not None else None
+    # A NumPy array of a runtime dtype, kept as it is: the common case (the R door's as_tensor
+    # among others) skips the general path's probing, range checks and repeated dtype lookups.
+    # numpy from sys.modules: an ndarray means NumPy is loaded, and nothing is imported here.
+    np = sys.modules.get("numpy")
+    if np is not None and type(data) is np.ndarray:
+        src = numpy_dtypes()[1].get(data.dtype)
+        if src is not None and (dt is None or dt is src):
+            return get_backend(backend).from_host(data, src, copy=copy)
     if isinstance(data, Tensor):
         out = data
         if backend is not None and get_backend(backend) is not data.backend:
@@ -48,7 +57,8 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, copy: bool = True)
     np = numpy_or_none()
     if np is not None and isinstance(data, np.ndarray | np.generic):
         arr = np.asarray(data)
-        if dt is not None and dt.kind == "i" and arr.size and arr.dtype.kind in "fiu":
+        if (dt is not None and dt.kind == "i" and arr.size and arr.dtype.kind in "fiu"
+                and not np.can_cast(arr.dtype, numpy_dtypes()[0][dt])):  # else all fit
             _check_fits([arr.min(), arr.max()], dt)
         return be.from_host(arr, dt or dtype_from_numpy(data.dtype), copy=copy)
     if isinstance(data, bool | int | float):
