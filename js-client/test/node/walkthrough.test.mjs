@@ -216,7 +216,8 @@ test("tb.ppl linear regression: hmc, summary, calculate over draws and for named
         for (let i = 0; i < 30; i++) assert.ok(Math.abs(d[i] - want[i]) < 1e-5);
         t.dispose();
       }
-      await rejectsWith(g.calculate(mu, { bta: [[1], [0], [0]] }), /beta.*no value/);
+      await rejectsWith(g.calculate(mu, { bta: [[1], [0], [0]] }),
+        /values: there is no variable named bta .*\(named: beta\)/);
       draws.dispose();
       for (const v of [x, beta, sd, mu, y, m]) v.dispose();
     });
@@ -226,7 +227,7 @@ test("tb.ppl bad inputs name the argument", async () => {
   await noLeak(async () => {
     await rejectsWith(g.normal(0, "x"), /normal: sd must be a number, an array, a tensor or a lazy array, got str 'x'/);
     await rejectsWith(g.normal(0, 1, { dim: -2 }), /normal: dim must be a positive integer/);
-    await rejectsWith(g.normal(0, 1, { truncation: 0 }), /normal: truncation must be \[lower, upper\]/);
+    await rejectsWith(g.normal(0, 1, { truncation: 0 }), /normal: truncation must be two numbers \[lower, upper\], got int 0/);
     await rejectsWith(g.normal(0), /normal: missing a required argument: 'sd'/);
     const mu = await g.normal(0, 1);
     await rejectsWith(tb.mcmc(mu, { nSamples: 10 }), /mcmc: model must be a model from tb.ppl.model/);
