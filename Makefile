@@ -27,11 +27,11 @@ APT    := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600
 ## demo: the showcase — eight schools sampled from Python, from R (Rscript) and from a headless
 ## browser page, summaries side by side and a trace plot (demo-output/); installs R, Chromium,
 ## the npm packages and the runtime as needed. `make demo-python` is the Python part alone.
-demo: $(VENV)/.demo-deps $(VENV)/.r-demo-deps js /usr/bin/chromium
+demo: $(VENV)/.demo-deps $(VENV)/.cc $(VENV)/.r-demo-deps js /usr/bin/chromium
 	$(PY) examples/demo.py
 	$(PY) examples/showcase.py
 
-demo-python: $(VENV)/.demo-deps
+demo-python: $(VENV)/.demo-deps $(VENV)/.cc
 	$(PY) examples/demo.py
 	$(PY) examples/showcase.py --only python
 
@@ -43,7 +43,7 @@ test:
 	  echo "make test: some dependencies did not install; the suites needing them will fail"
 	$(PYTHON) tests/suites/run.py
 
-setup-test: $(VENV)/.test-deps $(VENV2)/.test-deps $(VENV)/.r-deps js /usr/bin/chromium
+setup-test: $(VENV)/.test-deps $(VENV)/.cc $(VENV2)/.test-deps $(VENV)/.r-deps js /usr/bin/chromium
 
 lint: $(VENV)/.test-deps
 	$(PYTHON) tests/suites/run.py lint
@@ -100,6 +100,13 @@ bench-r: $(VENV)/.r-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
+
+# compiled sampling (runtime/compiled) builds C through cffi: a C compiler and the headers of the
+# Python the venv runs on (python3-dev only matters when that Python is Debian's)
+$(VENV)/.cc: $(VENV)/bin/python
+	command -v cc >/dev/null && test -f "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" || { \
+	  $(APT) update -qq && $(APT) install -y -qq --no-install-recommends gcc libc6-dev python3-dev; }
+	touch $@
 
 $(VENV)/.demo-deps: $(VENV)/bin/python pyproject.toml
 	$(PIP) install $(NUMPY1) build -e ".[demo]"
