@@ -14,8 +14,9 @@ values and back, and leave the decisions to this module:
 * **Variable naming** — :func:`name_variables`: every variable of a model gets a distinct name
   (the one a door chose, else its own, else its label ``variable_<id>``), so draws and
   ``calculate`` find each by name.
-* **Values by name** — :func:`variables_by_name`: ``calculate(x, values={"mu": 1})`` finds the
-  variable called ``mu`` among the targets' ancestors, and an unknown name is an error naming it.
+* **Values by name** — :func:`variables_by_name` (the graph's, re-exported):
+  ``calculate(x, values={"mu": 1})`` finds the variable called ``mu`` among the targets'
+  ancestors, and an unknown name is an error naming it, in every door.
 
 Nothing here knows R or JS values; ``tests/bridge/test_front_door_spec.py`` fails when a door
 lacks a distribution or an option of the spec, or names one against the rule.
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .graph.nodes import LazyArray, VariableNode, _lazy
+from .graph.model_compiler import variables_by_name
 from .layers import Model
 from .ppl import distributions as _distributions
 from .ppl import hmc, mcmc, nuts, opt
@@ -254,32 +255,3 @@ def name_variables(m: Any, chosen: dict[Any, str] | None = None) -> None:
     for v in m.variables:
         v.name = chosen.get(v) or f"{v.kind}_{v.id}"
 
-
-# -- values by name ----------------------------------------------------------------------------
-def variables_by_name(targets: Sequence[Any], names: Iterable[str], arg: str = "values"
-                      ) -> dict[str, Any]:
-    """``{name: lazy array}`` for the variables called ``names`` among the ancestors of
-    ``targets`` (lazy arrays): a variable answers to its name and to its label
-    (``variable_<id>`` when it has none). An unknown name is a ``ValueError`` naming it and the
-    variables there are, in every door."""
-    # the variables the targets depend on, oldest first (a name given twice: the first wins)
-    pending = [t.node for t in targets if isinstance(t, LazyArray)]
-    reached = set(pending)
-    while pending:
-        parents = [p for p in pending.pop().parents if p not in reached]
-        reached.update(parents)
-        pending += parents
-    known: dict[str, Any] = {}
-    for n in sorted((n for n in reached if isinstance(n, VariableNode)), key=lambda n: n.id):
-        for label in (n.name, n.label()):
-            if label:
-                known.setdefault(label, n)
-    out = {}
-    for k in names:
-        node = known.get(k)
-        if node is None:
-            named = sorted({n.name for n in known.values() if n.name}, key=str)
-            raise ValueError(f"{arg}: there is no variable named {k} among the variables these "
-                             f"arrays depend on (named: {', '.join(named) or 'none'})")
-        out[k] = _lazy(node)
-    return out

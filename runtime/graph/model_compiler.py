@@ -13,7 +13,7 @@ straight-line program on NumPy, a ``tf.function`` on TensorFlow).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import ops
@@ -36,7 +36,7 @@ from .nodes import (
 )
 from .toposort import topological_order
 
-__all__ = ["Model", "calculate", "distribution", "model"]
+__all__ = ["Model", "calculate", "distribution", "model", "variables_by_name"]
 
 
 def make_distribution(family: Family, params: dict[str, Any], dim: Any = None) -> LazyArray:
@@ -441,11 +441,42 @@ def model(*targets: Any, **named: Any) -> Model:
     return m
 
 
+def variables_by_name(targets: Sequence[Any], names: Iterable[str], arg: str = "values"
+                      ) -> dict[str, Any]:
+    """``{name: lazy array}`` for the variables called ``names`` among the ancestors of
+    ``targets`` (lazy arrays): a variable answers to its name and to its label
+    (``variable_<id>`` when it has none). An unknown name is a ``ValueError`` naming it and the
+    variables there are, in every door."""
+    # the variables the targets depend on, oldest first (a name given twice: the first wins)
+    pending = [t.node for t in targets if isinstance(t, LazyArray)]
+    reached = set(pending)
+    while pending:
+        parents = [p for p in pending.pop().parents if p not in reached]
+        reached.update(parents)
+        pending += parents
+    known: dict[str, Any] = {}
+    for n in sorted((n for n in reached if isinstance(n, VariableNode)), key=lambda n: n.id):
+        for label in (n.name, n.label()):
+            if label:
+                known.setdefault(label, n)
+    out = {}
+    for k in names:
+        node = known.get(k)
+        if node is None:
+            named = sorted({n.name for n in known.values() if n.name}, key=str)
+            raise ValueError(f"{arg}: there is no variable named {k} among the variables these "
+                             f"arrays depend on (named: {', '.join(named) or 'none'})")
+        out[k] = _lazy(node)
+    return out
+
+
 def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:
     """Evaluate lazy array(s) with a feed dict ``{lazy array: value}``; data fills the rest.
 
     ``targets`` may be one lazy array or a list/tuple/dict of them; the result has the same
-    structure. Feeding an operation node overrides its computation.
+    structure. Feeding an operation node overrides its computation. A key may also be a
+    variable's name (``{"mu": 1.0}``), looked up among the targets' ancestors as every front
+    door does (:func:`variables_by_name`); an unknown name is an error naming the variables.
     """
     from ..ops.creation import tensor
     from ..ppl.draws import Draws
@@ -455,7 +486,12 @@ def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:
         return _calculate_over_draws(targets, values)
     leaves, td = tree_flatten(targets)
     nodes = [node_of(t) for t in leaves]
-    feed = {node_of(k): v for k, v in (values or {}).items()}
+    values = dict(values or {})
+    names = [k for k in values if isinstance(k, str)]
+    if names:
+        found = variables_by_name(leaves, names)
+        values = {found[k] if isinstance(k, str) else k: v for k, v in values.items()}
+    feed = {node_of(k): v for k, v in values.items()}
     order = Model._topological(_ancestors(nodes, stop=set(feed)))
     env: dict[GraphNode, Any] = {}
     for n in order:

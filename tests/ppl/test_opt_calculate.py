@@ -46,3 +46,15 @@ def test_calculate_over_posterior_draws_is_vectorised() -> None:
     assert pred.shape == (2, 50, 40)
     want = np.einsum("nd,csd->csn", xv, draws["beta"])
     np.testing.assert_allclose(pred, want, rtol=1e-12, atol=1e-12)
+
+
+def test_calculate_takes_values_by_variable_name() -> None:
+    mu = tb.normal(0.0, 1.0)
+    sigma = tb.exponential(1.0)
+    x = mu * 2.0 + sigma
+    tb.model(mu=mu, sigma=sigma)  # names the variables, as R's and JS's doors do
+    assert float(tb.calculate(x, values={"mu": 3.0, sigma: 0.5})) == 6.5
+    label = sigma.node.label()  # a variable also answers to its label
+    assert float(tb.calculate(x, values={"mu": 1.0, label: 1.0})) == 3.0
+    with pytest.raises(ValueError, match=r"no variable named nu .*named: mu, sigma"):
+        tb.calculate(x, values={"nu": 3.0})
