@@ -30,7 +30,8 @@ try:  # the peephole pass reads NumPy constants; without NumPy (Pyodide + TF.js)
 except ImportError:  # pragma: no cover
     _np = None
 
-__all__ = ["Recorder", "StagedFunction", "StagingTrace", "StagingTracer", "note_concretization"]
+__all__ = ["Recorder", "Recording", "StagedFunction", "StagingTrace", "StagingTracer",
+           "note_concretization"]
 
 
 class Recorder:
@@ -194,12 +195,32 @@ def note_concretization(what: str) -> None:
         trace.concretized(what)
 
 
+class Recording:
+    """A portable copy of a staging run's recording, as traced (before the peephole passes,
+    which replace kernels with NumPy closures): what ``compiled.lowering`` reads.
+
+    ``steps``: ``(kernel name, kernel, refs, params, out slot)``; ``meta``: slot -> (shape,
+    dtype name) of every traced tensor; ``consts``: slot -> raw value fixed at trace time;
+    ``in_slots``/``out_items`` as in the program (``("slot", s)`` or ``("const", v)``)."""
+
+    __slots__ = ("consts", "in_slots", "meta", "out_items", "steps")
+
+    def __init__(self, rec: Recorder, in_slots: list[int], out_items: list[Any]) -> None:
+        self.steps = tuple((rec.names[out], kernel, refs, params, out)
+                           for kernel, refs, params, out in rec.steps)
+        self.meta = {s: (tuple(t.shape), t.dtype.name) for s, t in rec.tensors.items()}
+        self.consts = dict(rec.consts)
+        self.in_slots = tuple(in_slots)
+        self.out_items = tuple(out_items)
+
+
 class _Program:
     __slots__ = ("_fn", "_inline", "consts", "in_slots", "nslots", "out_def", "out_items",
-                 "steps")
+                 "recording", "steps")
 
     def __init__(self, rec: Recorder, in_slots: list[int], out_def: Any,
                  out_items: list[Any]) -> None:
+        self.recording = Recording(rec, in_slots, out_items)
         consts = dict(rec.consts)
         alias: dict[int, int] = {}  # slot -> the earlier slot computing the same value
         seen: dict[Any, int] = {}
@@ -536,6 +557,15 @@ class StagedFunction:
         if not isinstance(prog, _Program) or any(k != "slot" for k, _ in prog.out_items):
             return None
         return prog._fn
+
+    def recording(self, *args: Tensor) -> Recording | None:
+        """The recording behind :meth:`raw_program` for the signature of ``args`` (traced if
+        need be), for lowering to other languages; None when that signature runs eagerly."""
+        key = ("flat", *((a.shape, a.dtype, a.backend) for a in args))
+        if key not in self.cache:
+            self(*args)
+        prog = self.cache.get(key)
+        return prog.recording if isinstance(prog, _Program) else None
 
     def _trace(self, key: Any, leaves: list[Any], treedef: Any, args: Any, kwargs: Any) -> Any:
         if any(isinstance(x, Tracer) for x in leaves):

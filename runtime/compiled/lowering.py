@@ -1,0 +1,721 @@
+"""Lower a staged program (``staging.Recording``) of one free state to one C function.
+
+The C function has the signature the compiled samplers call through a function pointer::
+
+    int NAME(void *ctx, const double *q, double *logp, double *grad);
+
+It returns 0, or nonzero when it detects a numerical failure (a Cholesky factor of a matrix that
+is not positive definite, a triangular solve with a zero pivot); the results are then the NaN
+values the NumPy kernels give. ``ctx`` points to a ``tb_ctx`` (``{const void **c; char *ws;}``):
+pointers to the constants (data arrays and values folded at lowering time, passed at run time so
+that the source, and its hash, depend on shapes and structure only) and a workspace for the
+intermediates. The function keeps no static mutable state: each thread passes its own ctx.
+
+What is lowered, with the NumPy kernels' semantics (``backends/numpy_backend.py``): float64
+elementwise arithmetic and math (NaN-propagating maximum/minimum/clip, NumPy's floor division,
+``logaddexp``-based softplus, SciPy's expit), comparisons, logical ops, where, casts, broadcasting,
+the reductions sum/prod/max/min/logsumexp over any axes, reshape, transpose, broadcast_to, concat,
+gather/scatter-add of flat positions, batched matmul (plain C loops: no BLAS yet), Cholesky and
+triangular solves. Integer and bool slots are kept in their C types but only moved, compared,
+selected and cast: anything else, or any other kernel or parameter, raises
+:class:`LoweringError` naming it (never an approximate lowering).
+
+Consecutive elementwise steps of one output shape become one loop; their intermediates that no
+later step reads stay in registers, and a full ``sum`` of the loop's last value is accumulated
+in the same loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import TensorBridgeError
+
+__all__ = ["LoweredFunction", "LoweringError", "lower"]
+
+
+class LoweringError(TensorBridgeError, NotImplementedError):
+    """A staged program holds a kernel, parameter or dtype that has no C lowering; the message
+    names it and says why. A NotImplementedError: the program still runs on NumPy."""
+
+
+@dataclass(frozen=True)
+class LoweredFunction:
+    """C source of one ``int NAME(void *ctx, const double *q, double *logp, double *grad)``.
+
+    ``constants``: the arrays ``ctx->c[k]`` must point to, in order (C-contiguous, of the dtype
+    the source reads); ``workspace_bytes``: the size of ``ctx->ws`` (8-byte aligned);
+    ``n``: the length of ``q`` and ``grad``; ``cdef``: the declarations for cffi."""
+
+    name: str
+    source: str
+    cdef: str
+    constants: tuple[Any, ...]
+    workspace_bytes: int
+    n: int
+    steps: int  # the program's steps after folding and dead-code elimination
+
+
+_CTYPE = {"float64": "double", "int64": "int64_t", "int32": "int32_t", "bool": "unsigned char"}
+_NP_DTYPE = {"float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+
+CTX_DECL = "typedef struct { const void *const *c; char *ws; } tb_ctx;"
+
+_PRELUDE = r"""
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE  /* lgamma_r under -std=c99 (Python.h usually defines it) */
+#endif
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+""" + CTX_DECL + r"""
+/* NumPy's maximum/minimum: a NaN in either operand is the result */
+static inline double tb_max(double a, double b) { return (a >= b || isnan(a)) ? a : b; }
+static inline double tb_min(double a, double b) { return (a <= b || isnan(a)) ? a : b; }
+/* np.clip on floats: _NPY_MIN(_NPY_MAX(x, lo), hi) */
+static inline double tb_clip(double x, double lo, double hi) {
+    double m = isnan(x) ? x : (x > lo ? x : lo);
+    return isnan(m) ? m : (m < hi ? m : hi);
+}
+static inline double tb_sign(double x) {
+    return x > 0 ? 1.0 : (x < 0 ? -1.0 : (x == 0 ? 0.0 : x));
+}
+/* npy_logaddexp */
+static inline double tb_logaddexp(double x, double y) {
+    if (x == y) return x + 0.693147180559945309417232121458176568;
+    double t = x - y;
+    if (t > 0) return x + log1p(exp(-t));
+    if (t <= 0) return y + log1p(exp(t));
+    return t;
+}
+static inline double tb_expit(double x) { return 1.0 / (1.0 + exp(-x)); } /* SciPy's expit */
+static inline double tb_expit_np(double x) { return exp(-tb_logaddexp(0.0, -x)); }
+static inline double tb_lgamma(double x) { int s; return lgamma_r(x, &s); } /* reentrant */
+/* npy_divmod's floor division */
+static inline double tb_floordiv(double a, double b) {
+    double mod = fmod(a, b), div, fd;
+    if (!b) return a / b;
+    div = (a - mod) / b;
+    if (mod) { if ((b < 0) != (mod < 0)) div -= 1.0; }
+    if (div) { fd = floor(div); if (div - fd > 0.5) fd += 1.0; }
+    else fd = copysign(0.0, a / b);
+    return fd;
+}
+static inline double tb_mod(double a, double b) {
+    double mod = fmod(a, b);
+    if (!b) return mod;
+    if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
+    else mod = copysign(0.0, b);
+    return mod;
+}
+/* Cholesky of the lower triangle (LAPACK potrf's column order); on failure the factor is NaN,
+   as the NumPy kernel gives, and 1 is returned */
+static inline int tb_cholesky(const double *a, double *l, long n) {
+    for (long i = 0; i < n * n; i++) l[i] = 0.0;
+    for (long j = 0; j < n; j++) {
+        double s = a[j * n + j];
+        for (long k = 0; k < j; k++) s -= l[j * n + k] * l[j * n + k];
+        if (!(s > 0.0)) {
+            for (long i = 0; i < n * n; i++) l[i] = NAN;
+            return 1;
+        }
+        double d = sqrt(s);
+        l[j * n + j] = d;
+        for (long i = j + 1; i < n; i++) {
+            double t = a[i * n + j];
+            for (long k = 0; k < j; k++) t -= l[i * n + k] * l[j * n + k];
+            l[i * n + j] = t / d;
+        }
+    }
+    return 0;
+}
+/* x = op(A)^-1 b for one triangle of A [n, n] and b [n, m]; 1 on a zero pivot (SciPy raises) */
+static inline int tb_trisolve(const double *a, const double *b, double *x, long n, long m,
+                       int lower, int trans) {
+    int status = 0, fwd = lower != trans;
+    for (long c = 0; c < m; c++) {
+        for (long s = 0; s < n; s++) {
+            long i = fwd ? s : n - 1 - s;
+            double t = b[i * m + c];
+            for (long r = 0; r < s; r++) {
+                long j = fwd ? r : n - 1 - r;
+                t -= (trans ? a[j * n + i] : a[i * n + j]) * x[j * m + c];
+            }
+            double d = a[i * n + i];
+            if (d == 0.0) status = 1;
+            x[i * m + c] = t / d;
+        }
+    }
+    return status;
+}
+"""
+
+_UNARY_F = {
+    "neg": "(-{0})", "abs": "fabs({0})", "sign": "tb_sign({0})", "exp": "exp({0})",
+    "log": "log({0})", "log1p": "log1p({0})", "expm1": "expm1({0})", "sqrt": "sqrt({0})",
+    "square": "({0} * {0})", "reciprocal": "(1.0 / {0})", "rsqrt": "(1.0 / sqrt({0}))",
+    "tanh": "tanh({0})", "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})",
+    "round": "nearbyint({0})", "floor": "floor({0})", "ceil": "ceil({0})",
+    "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "tb_lgamma({0})",
+    "softplus": "tb_logaddexp(0.0, {0})",
+}
+_BINARY_F = {
+    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
+    "pow": "pow({0}, {1})", "maximum": "tb_max({0}, {1})", "minimum": "tb_min({0}, {1})",
+    "floordiv": "tb_floordiv({0}, {1})", "mod": "tb_mod({0}, {1})",
+}
+_COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+            "greater_equal": ">="}
+_ELEMENTWISE = frozenset((*_UNARY_F, *_BINARY_F, *_COMPARE, "logical_and", "logical_or",
+                          "logical_not", "isnan", "isfinite", "sigmoid", "where", "clip",
+                          "cast", "broadcast_to"))
+_NOT_YET = {
+    "digamma": "needs an accurate series near its positive root (not written yet)",
+    "polygamma": "needs an accurate series near its positive root (not written yet)",
+    "argmax": "index results are not lowered yet", "argmin": "index results are not lowered yet",
+    "cumsum": "scans are not lowered yet", "one_hot": "not lowered yet",
+}
+
+
+def lower(recording: Any, *, name: str = "tb_ldg") -> LoweredFunction:
+    """C source for the recording of a function of one float64 vector ``q [n]`` returning
+    ``(logp [], grad [n])`` (``value_and_grad`` of a log density), as :class:`LoweredFunction`.
+
+    ``name`` is a prefix: the C function is ``name`` plus a hash of the source, so that modules
+    loaded side by side never share a symbol. Raises :class:`LoweringError`.
+    """
+    gen = _Generator(recording)
+    body = gen.generate()
+    placeholder = "TB_FUNCTION_NAME"
+    source = _PRELUDE + body.replace("@NAME@", placeholder)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    fname = f"{name}_{digest}"
+    source = source.replace(placeholder, fname)
+    cdef = f"int {fname}(void *ctx, const double *q, double *logp, double *grad);"
+    return LoweredFunction(fname, source, cdef, tuple(gen.const_arrays), gen.ws_bytes, gen.n,
+                           len(gen.steps))
+
+
+def _dtype_of_array(v: Any, what: str) -> str:
+    name = v.dtype.name
+    if name not in _CTYPE:
+        raise LoweringError(f"{what}: dtype {name} is not lowered (float64, int64, int32, bool)")
+    return name
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= int(d)
+    return out[::-1]
+
+
+def _literal(v: float) -> str:
+    """A float64 as an exact C literal."""
+    v = float(v)
+    if v != v:
+        return "NAN"
+    if v in (float("inf"), float("-inf")):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return f"({v.hex()})"
+
+
+class _Generator:
+    def __init__(self, rec: Any) -> None:
+        self.rec = rec
+        self.meta: dict[int, tuple[tuple[int, ...], str]] = {}
+        self.consts: dict[int, Any] = {}
+        self.steps: list[tuple[str, tuple[int, ...], dict[str, Any], int]] = []
+        self.const_arrays: list[Any] = []
+        self.const_index: dict[int, int] = {}
+        self.ws_bytes = 0
+        self.storage: dict[int, tuple[str, int]] = {}  # slot -> (C buffer, element offset)
+        self.buffers: list[str] = []  # declarations
+        self.lines: list[str] = []
+        self.n = 0
+        self._fold()
+
+    # -- the program: folding, common subexpressions, dead code --------------------------------
+    def _fold(self) -> None:
+        rec = self.rec
+        if len(rec.in_slots) != 1:
+            raise LoweringError(f"expected one input (the free state), got {len(rec.in_slots)}")
+        (inp,) = rec.in_slots
+        shape, dtype = rec.meta[inp]
+        if dtype != "float64" or len(shape) != 1:
+            raise LoweringError(f"input: expected a float64 vector, got {dtype}{list(shape)}")
+        self.n = int(shape[0])
+        self.input = inp
+        consts = {s: np.asarray(v) for s, v in rec.consts.items()}
+        alias: dict[int, int] = {}
+        seen: dict[Any, int] = {}
+        live = []
+        for name, kernel, refs, params, out in rec.steps:
+            refs = tuple(alias.get(r, r) for r in refs)
+            if all(r in consts for r in refs):  # fixed at trace time: computed here, once
+                consts[out] = np.asarray(kernel(*[consts[r] for r in refs], **params))
+                continue
+            try:
+                key = (name, refs, tuple(sorted(params.items())))
+                hash(key)
+            except TypeError:
+                key = None
+            if key is not None and key in seen:
+                alias[out] = seen[key]
+                continue
+            if key is not None:
+                seen[key] = out
+            live.append((name, refs, params, out))
+        items = []
+        for kind, v in rec.out_items:
+            if kind != "slot":
+                raise LoweringError(f"output: a non-tensor output {v!r} is not lowered")
+            items.append(alias.get(v, v))
+        if len(items) != 2:
+            raise LoweringError(f"expected outputs (logp, grad), got {len(items)} outputs")
+        needed = set(items)
+        kept = []
+        for step in reversed(live):
+            if step[3] in needed:
+                kept.append(step)
+                needed.update(step[1])
+        self.steps = kept[::-1]
+        self.outputs = items
+        for s in needed:
+            if s in consts:
+                self.consts[s] = consts[s]
+                self.meta[s] = (tuple(consts[s].shape), _dtype_of_array(consts[s], "constant"))
+        self.meta[inp] = (tuple(shape), dtype)
+        for name, _refs, _params, out in self.steps:
+            oshape, odtype = rec.meta[out]
+            if odtype not in _CTYPE:
+                raise LoweringError(f"{name}: result dtype {odtype} is not lowered "
+                                    f"(float64, int64, int32, bool)")
+            self.meta[out] = (tuple(oshape), odtype)
+        for i, (want, s) in enumerate(zip(((), (self.n,)), items)):
+            if self.meta[s] != (want, "float64"):
+                raise LoweringError(f"output {i}: expected float64{list(want)}, got "
+                                    f"{self.meta[s][1]}{list(self.meta[s][0])}")
+
+    # -- storage -----------------------------------------------------------------------------
+    def _ref(self, slot: int) -> tuple[str, int]:
+        st = self.storage.get(slot)
+        if st is not None:
+            return st
+        if slot == self.input:
+            st = ("q", 0)
+        elif slot in self.consts:
+            k = len(self.const_arrays)
+            dtype = self.meta[slot][1]
+            self.const_arrays.append(np.ascontiguousarray(self.consts[slot],
+                                                          dtype=_NP_DTYPE[dtype]))
+            self.buffers.append(f"    const {_CTYPE[dtype]} *restrict c{k} = "
+                                f"(const {_CTYPE[dtype]} *)cx->c[{k}];")
+            st = (f"c{k}", 0)
+        else:
+            raise AssertionError(f"slot {slot} read before it is computed")
+        self.storage[slot] = st
+        return st
+
+    def _alloc(self, slot: int) -> tuple[str, int]:
+        shape, dtype = self.meta[slot]
+        nbytes = max(_size(shape), 1) * (8 if dtype != "bool" else 1)
+        off = self.ws_bytes
+        self.ws_bytes += (nbytes + 7) // 8 * 8
+        buf = f"w{slot}"
+        self.buffers.append(f"    {_CTYPE[dtype]} *restrict {buf} = "
+                            f"({_CTYPE[dtype]} *)(cx->ws + {off});")
+        self.storage[slot] = (buf, 0)
+        return self.storage[slot]
+
+    def _at(self, slot: int, index: str) -> str:
+        buf, off = self._ref(slot)
+        return f"{buf}[{off} + {index}]" if off else f"{buf}[{index}]"
+
+    # -- code ----------------------------------------------------------------------------------
+    def generate(self) -> str:
+        uses: dict[int, list[int]] = {}
+        for i, (_n, refs, _p, _o) in enumerate(self.steps):
+            for r in refs:
+                uses.setdefault(r, []).append(i)
+        for s in self.outputs:
+            uses.setdefault(s, []).append(len(self.steps))
+        self.uses = uses
+        i = 0
+        while i < len(self.steps):
+            name, refs, params, out = self.steps[i]
+            if name in _ELEMENTWISE:
+                j = i
+                shape = self.meta[out][0]
+                while (j + 1 < len(self.steps) and self.steps[j + 1][0] in _ELEMENTWISE
+                       and self.meta[self.steps[j + 1][3]][0] == shape):
+                    j += 1
+                total = None
+                if j + 1 < len(self.steps) and self._full_sum(self.steps[j + 1], i, j, shape):
+                    total = self.steps[j + 1]
+                self._fused(i, j, total)
+                i = j + (2 if total is not None else 1)
+                continue
+            self._emit(name, refs, params, out)
+            i += 1
+        lines = ["int @NAME@(void *ctx, const double *restrict q, double *restrict logp,",
+                 "         double *restrict grad) {",
+                 "    const tb_ctx *cx = (const tb_ctx *)ctx;",
+                 "    int status = 0;"]
+        body = list(self.lines)
+        lp, g = self.outputs
+        body.append(f"    *logp = {self._at(lp, '0')};")
+        body.append(f"    for (long i = 0; i < {self.n}; i++) grad[i] = {self._at(g, 'i')};")
+        body.append("    return status;")
+        return "\n".join(lines + self.buffers + body + ["}", ""])
+
+    def _full_sum(self, step: Any, i: int, j: int, shape: tuple[int, ...]) -> bool:
+        name, refs, params, out = step
+        if name != "sum" or self.meta[out][1] != "float64" or _size(self.meta[out][0]) != 1:
+            return False
+        src = refs[0]
+        members = {self.steps[k][3] for k in range(i, j + 1)}
+        return (src in members and self.meta[src] == (shape, "float64")
+                and sorted(params["axis"]) == list(range(len(shape))))
+
+    def _operand(self, slot: int, shape: tuple[int, ...], local: dict[int, str],
+                 flat: str, idx: list[str]) -> tuple[str, str]:
+        """(C expression, dtype) of ``slot`` read at the current element of a loop over
+        ``shape`` (flat counter ``flat``, index variables ``idx``), broadcasting it."""
+        if slot in local:
+            return local[slot], self.meta[slot][1]
+        oshape, dtype = self.meta[slot]
+        if _size(oshape) == 1:
+            return self._at(slot, "0"), dtype
+        if oshape == shape:
+            return self._at(slot, flat), dtype
+        nd = len(shape)
+        full = (1,) * (nd - len(oshape)) + tuple(oshape)
+        st = _strides(full)
+        terms = [f"{idx[k]} * {st[k]}" if st[k] != 1 else idx[k]
+                 for k in range(nd) if full[k] != 1]
+        return self._at(slot, " + ".join(terms)), dtype
+
+    def _needs_nd(self, group: list[Any], shape: tuple[int, ...]) -> bool:
+        for _n, refs, _p, _o in group:
+            for r in refs:
+                s = self.meta[r][0]
+                if s != shape and _size(s) != 1:
+                    return True
+        return False
+
+    def _fused(self, i: int, j: int, total: Any) -> None:
+        group = self.steps[i:j + 1]
+        shape = self.meta[group[-1][3]][0]
+        size = _size(shape)
+        inner: list[str] = []
+        local: dict[int, str] = {}
+        nd = self._needs_nd(group, shape)
+        idx = [f"i{k}" for k in range(len(shape))]
+        flat = "f"
+        stored = []
+        for name, refs, params, out in group:
+            args = [self._operand(r, shape, local, flat, idx) for r in refs]
+            dtype = self.meta[out][1]
+            expr = _elementwise(name, args, dtype, params)
+            tmp = f"t{out}"
+            inner.append(f"const {_CTYPE[dtype]} {tmp} = {expr};")
+            local[out] = tmp
+            later = [u for u in self.uses.get(out, []) if u > j]
+            if total is not None and later == [j + 1] and out == total[1][0]:
+                later = []  # read only by the fused sum
+            if later:
+                stored.append(out)
+        for out in stored:
+            self._alloc(out)
+            inner.append(f"{self._at(out, flat)} = {local[out]};")
+        pre, post = [], []
+        if total is not None:
+            pre.append("double acc = 0.0;")
+            inner.append(f"acc += {local[total[1][0]]};")
+            self._alloc(total[3])
+            post.append(f"{self._at(total[3], '0')} = acc;")
+        out_lines = ["    {"] + [f"        {x}" for x in pre]
+        if nd:
+            out_lines.append("        long f = 0;")
+            ind = "        "
+            for k, d in enumerate(shape):
+                out_lines.append(f"{ind}for (long {idx[k]} = 0; {idx[k]} < {d}; {idx[k]}++) {{")
+                ind += "    "
+            out_lines += [f"{ind}{x}" for x in inner] + [f"{ind}f++;"]
+            for _ in shape:
+                ind = ind[:-4]
+                out_lines.append(f"{ind}}}")
+        else:
+            out_lines.append(f"        for (long f = 0; f < {size}; f++) {{")
+            out_lines += [f"            {x}" for x in inner]
+            out_lines.append("        }")
+        out_lines += [f"        {x}" for x in post] + ["    }"]
+        self.lines += out_lines
+
+    # -- the other kernels ---------------------------------------------------------------------
+    def _emit(self, name: str, refs: tuple[int, ...], params: dict[str, Any], out: int) -> None:
+        if name in _NOT_YET:
+            raise LoweringError(f"{name}: {_NOT_YET[name]}")
+        fn = getattr(self, f"_k_{name}", None)
+        if fn is None:
+            raise LoweringError(f"{name}: no C lowering for this kernel")
+        oshape = self.meta[out][0]
+        for r in refs:
+            if self.meta[r][1] != "float64" and name not in ("reshape", "gather_flat",
+                                                              "concat", "transpose"):
+                raise LoweringError(f"{name}: operand dtype {self.meta[r][1]} is not lowered "
+                                    f"(float64 only)")
+        fn(refs, params, out, oshape)
+
+    def _loop(self, shape: tuple[int, ...], body: list[str], prefix: str = "i") -> list[str]:
+        lines, ind = [], "    "
+        for k, d in enumerate(shape):
+            lines.append(f"{ind}for (long {prefix}{k} = 0; {prefix}{k} < {d}; {prefix}{k}++) {{")
+            ind += "    "
+        lines += [f"{ind}{b}" for b in body]
+        for _ in shape:
+            ind = ind[:-4]
+            lines.append(f"{ind}}}")
+        return lines
+
+    def _k_reshape(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        self.storage[out] = self._ref(refs[0])  # contiguous buffers: the same memory
+
+    def _k_gather_flat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        index = params["index"]
+        if getattr(index, "_pure", False):
+            raise LoweringError("gather_flat: an index planned without NumPy is not lowered")
+        pos = np.asarray(index.flat_positions(), dtype=np.int64).ravel()
+        n = pos.size
+        buf, off = self._ref(refs[0])
+        if not index.has_arrays and n and bool(np.all(np.diff(pos) == 1)):
+            # a contiguous slice (structure, not data): the same memory at an offset
+            self.storage[out] = (buf, off + int(pos[0]))
+            return
+        k = self._index_const(pos)
+        self._alloc(out)
+        self.lines.append(f"    for (long i = 0; i < {n}; i++) {self._at(out, 'i')} = "
+                          f"{self._at(refs[0], f'c{k}[i]')};")
+
+    def _index_const(self, pos: Any) -> int:
+        k = len(self.const_arrays)
+        self.const_arrays.append(np.ascontiguousarray(pos, dtype=np.int64))
+        self.buffers.append(f"    const int64_t *restrict c{k} = (const int64_t *)cx->c[{k}];")
+        return k
+
+    def _k_scatter_add_flat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        index = params["index"]
+        if getattr(index, "_pure", False):
+            raise LoweringError("scatter_add_flat: an index planned without NumPy is not lowered")
+        pos = np.asarray(index.flat_positions(), dtype=np.int64).ravel()
+        n, size = pos.size, _size(oshape)
+        self._alloc(out)
+        self.lines.append(f"    memset({self._ref(out)[0]}, 0, {size} * sizeof(double));")
+        if not index.has_arrays and n and bool(np.all(np.diff(pos) == 1)):
+            start = int(pos[0])
+            self.lines.append(f"    for (long i = 0; i < {n}; i++) "
+                              f"{self._at(out, f'{start} + i')} = {self._at(refs[0], 'i')};")
+            return
+        k = self._index_const(pos)
+        self.lines.append(f"    for (long i = 0; i < {n}; i++) {self._at(out, f'c{k}[i]')} += "
+                          f"{self._at(refs[0], 'i')};")
+
+    def _k_concat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        axis = int(params["axis"])
+        dtype = self.meta[out][1]
+        self._alloc(out)
+        outer = _size(oshape[:axis])
+        row = _size(oshape[axis:])
+        at = 0
+        for r in refs:
+            if self.meta[r][1] != dtype:
+                raise LoweringError(f"concat: operands of dtypes {self.meta[r][1]} and {dtype}")
+            inner = _size(self.meta[r][0][axis:])
+            if inner:
+                self.lines.append(
+                    f"    for (long o = 0; o < {outer}; o++) for (long i = 0; i < {inner}; i++) "
+                    f"{self._at(out, f'o * {row} + {at} + i')} = "
+                    f"{self._at(r, f'o * {inner} + i')};")
+            at += inner
+
+    def _k_transpose(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        perm = tuple(int(p) for p in params["perm"])
+        ishape = self.meta[refs[0]][0]
+        ist = _strides(ishape)
+        self._alloc(out)
+        src = " + ".join([f"i{k} * {ist[p]}" for k, p in enumerate(perm)] or ["0"])
+        ost = _strides(oshape)
+        dst = " + ".join([f"i{k} * {ost[k]}" for k in range(len(oshape))] or ["0"])
+        self.lines += self._loop(oshape, [f"{self._at(out, dst)} = {self._at(refs[0], src)};"])
+
+    def _k_matmul(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        # plain C loops, no BLAS yet: the models' products are small
+        a, b = refs
+        ash, bsh = self.meta[a][0], self.meta[b][0]
+        if not ash or not bsh:
+            raise LoweringError("matmul: 0-d operands")
+        a2 = (1, *ash) if len(ash) == 1 else ash
+        b2 = (*bsh, 1) if len(bsh) == 1 else bsh
+        m, k, n = a2[-2], a2[-1], b2[-1]
+        if b2[-2] != k:
+            raise LoweringError(f"matmul: shapes {ash} and {bsh} do not match")
+        batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+        self._alloc(out)
+
+        def offset(sh: tuple[int, ...], mat: int) -> str:
+            full = (1,) * (len(batch) - len(sh)) + tuple(sh)
+            st = _strides(full)
+            terms = [f"b{d} * {st[d] * mat}" for d in range(len(batch)) if full[d] != 1]
+            return " + ".join(terms) or "0"
+
+        oa, ob = offset(a2[:-2], m * k), offset(b2[:-2], k * n)
+        oo = " + ".join([f"b{d} * {s * m * n}" for d, s in enumerate(_strides(batch))]) or "0"
+        body = [f"for (long i = 0; i < {m}; i++) for (long j = 0; j < {n}; j++) {{",
+                "    double acc = 0.0;",
+                f"    for (long l = 0; l < {k}; l++) acc += "
+                f"{self._at(a, f'{oa} + i * {k} + l')} * {self._at(b, f'{ob} + l * {n} + j')};",
+                f"    {self._at(out, f'{oo} + i * {n} + j')} = acc;",
+                "}"]
+        self.lines += self._loop(batch, body, prefix="b")
+
+    def _k_cholesky(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        n = oshape[-1]
+        batch = _size(oshape[:-2])
+        self._alloc(out)
+        abuf, aoff = self._ref(refs[0])
+        obuf, _ = self._ref(out)
+        self.lines.append(f"    for (long b = 0; b < {batch}; b++) status |= tb_cholesky("
+                          f"{abuf} + {aoff} + b * {n * n}, {obuf} + b * {n * n}, {n});")
+
+    def _k_triangular_solve(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        a, b = refs
+        ash, bsh = self.meta[a][0], self.meta[b][0]
+        if len(ash) != 2 or len(bsh) not in (1, 2):
+            raise LoweringError(f"triangular_solve: batched shapes {ash}, {bsh} are not lowered")
+        n = ash[0]
+        m = bsh[1] if len(bsh) == 2 else 1
+        self._alloc(out)
+        abuf, aoff = self._ref(a)
+        bbuf, boff = self._ref(b)
+        obuf, _ = self._ref(out)
+        self.lines.append(f"    status |= tb_trisolve({abuf} + {aoff}, {bbuf} + {boff}, {obuf}, "
+                          f"{n}, {m}, {int(bool(params['lower']))}, "
+                          f"{int(bool(params['transpose_a']))});")
+
+    def _reduce(self, name: str, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        x = refs[0]
+        ishape = self.meta[x][0]
+        axes = sorted(int(a) for a in params["axis"])
+        kept = [d for d in range(len(ishape)) if d not in axes]
+        red = _size(tuple(ishape[d] for d in axes))
+        if red == 0 and name in ("max", "min"):
+            raise LoweringError(f"{name}: a reduction over no elements")
+        self._alloc(out)
+        ist = _strides(ishape)
+        kshape = tuple(ishape[d] for d in kept)
+        kst = _strides(kshape)
+        o_ix = " + ".join([f"i{k} * {kst[k]}" for k in range(len(kept))] or ["0"])
+        base = " + ".join([f"i{k} * {ist[d]}" for k, d in enumerate(kept)] or ["0"])
+        rshape = tuple(ishape[d] for d in axes)
+        rix = " + ".join([f"r{k} * {ist[d]}" for k, d in enumerate(axes)] or ["0"])
+        read = self._at(x, f"{base} + {rix}")
+        first = self._at(x, base)
+
+        def inner(stmt: str) -> list[str]:
+            return [x[4:] for x in self._loop(rshape, [stmt], prefix="r")]
+
+        if name == "sum":
+            body = ["double acc = 0.0;", *inner(f"acc += {read};")]
+        elif name == "prod":
+            body = ["double acc = 1.0;", *inner(f"acc *= {read};")]
+        elif name in ("max", "min"):
+            body = [f"double acc = {first};", *inner(f"acc = tb_{name}(acc, {read});")]
+        else:  # logsumexp, as the NumPy kernel: shift by a finite max, then log-sum-exp
+            body = ["double m = -INFINITY;" if red == 0 else f"double m = {first};",
+                    *inner(f"m = tb_max(m, {read});"),
+                    "if (!isfinite(m)) m = 0.0;",
+                    "double acc = 0.0;",
+                    *inner(f"acc += exp({read} - m);"),
+                    "acc = log(acc) + m;"]
+        body.append(f"{self._at(out, o_ix)} = acc;")
+        self.lines += self._loop(kshape, ["{", *[f"    {b}" for b in body], "}"])
+
+    def _k_sum(self, *a: Any) -> None:
+        self._reduce("sum", *a)
+
+    def _k_prod(self, *a: Any) -> None:
+        self._reduce("prod", *a)
+
+    def _k_max(self, *a: Any) -> None:
+        self._reduce("max", *a)
+
+    def _k_min(self, *a: Any) -> None:
+        self._reduce("min", *a)
+
+    def _k_logsumexp(self, *a: Any) -> None:
+        self._reduce("logsumexp", *a)
+
+
+def _sigmoid_template() -> str:
+    from ..backends import numpy_backend
+
+    return "tb_expit({0})" if numpy_backend._expit is not None else "tb_expit_np({0})"
+
+
+def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
+                 params: dict[str, Any]) -> str:
+    """One element of an elementwise kernel, as a C expression of type ``dtype``."""
+    vals = [a for a, _ in args]
+    kinds = [d for _, d in args]
+    ctype = _CTYPE[dtype]
+    if name in _COMPARE:
+        return f"({vals[0]} {_COMPARE[name]} {vals[1]})"
+    if name == "logical_and":
+        return f"({vals[0]} && {vals[1]})"
+    if name == "logical_or":
+        return f"({vals[0]} || {vals[1]})"
+    if name == "logical_not":
+        return f"(!{vals[0]})"
+    if name == "where":
+        return f"({vals[0]} ? ({ctype}){vals[1]} : ({ctype}){vals[2]})"
+    if name == "broadcast_to":
+        return f"({ctype}){vals[0]}"
+    if name == "cast":
+        if dtype == "bool":
+            return f"({vals[0]} != 0)"
+        return f"({ctype}){vals[0]}"
+    if name in ("isnan", "isfinite"):
+        if kinds[0] != "float64":
+            return "1" if name == "isfinite" else "0"
+        return f"({name}({vals[0]}) != 0)"
+    if name in ("floor", "ceil") and kinds[0] != "float64" and dtype == kinds[0]:
+        return vals[0]  # integers are already whole
+    if dtype != "float64":
+        raise LoweringError(f"{name}: {dtype} arithmetic is not lowered (float64 only)")
+    vals = [v if k == "float64" else f"(double){v}" for v, k in zip(vals, kinds)]
+    if name in _UNARY_F:
+        return _UNARY_F[name].format(*vals)
+    if name in _BINARY_F:
+        return _BINARY_F[name].format(*vals)
+    if name == "sigmoid":
+        return _sigmoid_template().format(*vals)
+    if name == "clip":
+        lo = -float("inf") if params.get("lo") is None else params["lo"]
+        hi = float("inf") if params.get("hi") is None else params["hi"]
+        if not all(isinstance(v, int | float) for v in (lo, hi)):
+            raise LoweringError(f"clip: bounds {lo!r}, {hi!r} are not Python numbers")
+        return f"tb_clip({vals[0]}, {_literal(lo)}, {_literal(hi)})"
+    raise LoweringError(f"{name}: no C lowering for this kernel")
