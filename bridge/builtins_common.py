@@ -22,6 +22,8 @@ import collections.abc
 import sys
 from typing import Any
 
+from tensorbridge.runtime import Tensor, tensor
+
 from .arrays import FORMATS, TYPECODES, ArrayPolicy, array_from_descriptor, array_to_descriptor
 from .callables import ForeignCallable, ForeignObject
 from .descriptors import (
@@ -217,10 +219,6 @@ def raw_dict_in(value: dict[Any, Any], cx: Context) -> dict[Any, Any]:
 
 # -- installation -------------------------------------------------------------------------------
 def _tensor_type() -> type | None:
-    try:
-        from tensorbridge.runtime import Tensor
-    except ImportError:  # pragma: no cover - the bridge can run without the runtime
-        return None
     return Tensor
 
 
@@ -283,7 +281,6 @@ class ArrayIn:
                 "this array holds missing values (NA) but was sent as a tensor; tensors have "
                 "no NA: fill or drop the missing values first"
             )
-        from tensorbridge.runtime import tensor
 
         return tensor(arr)  # read-only memory is shared, writable memory is copied
 

@@ -40,6 +40,8 @@ from contextlib import contextmanager
 from time import monotonic
 from typing import Any
 
+from tensorbridge.runtime.interrupts import register_safe_point
+
 from .errors import (
     Cancelled,
     DispatchError,
@@ -640,10 +642,6 @@ def call_on_main(
 
 def _register_runtime_safe_point() -> None:
     """Let long runtime loops (mcmc, fit) stop at their safe points when a job is cancelled."""
-    try:
-        from tensorbridge.runtime.interrupts import register_safe_point
-    except ImportError:  # the bridge used without the runtime
-        return
     register_safe_point(check_cancelled)
 
 

@@ -82,10 +82,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ClassVar
 
+import tensorbridge
+from tensorbridge.runtime import Tensor
+
+from ...runtime.backends.tfjs_backend import PrecisionWarning
 from .. import builtins_common as _common
 from .. import builtins_js as _bjs
 from .. import dispatch
-from ..arrays import array_to_descriptor
+from ..arrays import _buffer_from_descriptor, array_to_descriptor
 from ..builtins_common import tensor_buffer, tensor_ref
 from ..builtins_js import JS_ARRAYS
 from ..descriptors import (
@@ -249,8 +253,6 @@ def _float_node(v: float) -> Any:
 
 def _c_bytes(d: Array) -> Any:
     """The bytes of an Array descriptor in C order, contiguous (zero copy when they are)."""
-    from ..arrays import _buffer_from_descriptor
-
     if d.mask is not None:
         d = Array(d.buffer, d.dtype, d.shape, d.strides, d.offset, d.order, d.readonly)
     view = _buffer_from_descriptor(d, JS_ARRAYS)  # C-ordered memoryview, validated
@@ -438,7 +440,6 @@ def _true() -> bool:
 def _warn_f64() -> None:
     import warnings
 
-    from ...runtime.backends.tfjs_backend import PrecisionWarning
 
     warnings.warn(_F64_MESSAGE, PrecisionWarning, stacklevel=3)
 
@@ -564,8 +565,6 @@ class JsHost:
     objects of the host); ``namespace`` the globals of ``run()`` code."""
 
     def __init__(self, js: Any = None) -> None:
-        import tensorbridge
-
         self.js = js
         self.session = session("js")
         self.out: Registry = self.session.py_to_foreign
@@ -581,12 +580,7 @@ class JsHost:
 
     def _install_converters(self) -> None:
         out, inp = self.out, self.inp
-        try:
-            from tensorbridge.runtime import Tensor
-        except ImportError:  # pragma: no cover - the bridge without the runtime
-            Tensor = None
-        if Tensor is not None:
-            out.register(Tensor, self.tensor_out)
+        out.register(Tensor, self.tensor_out)
         out.register((list, tuple), js_sequence_out)
         out.register(dict, js_dict_out)
         inp.register(TensorRef, _tensor_ref_in)

@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from ...runtime import layers as L
+from ...runtime.layers import optimizers
 from ...runtime.layers import serialization as _ser
 from ...runtime.layers.callbacks import Callback
 
@@ -119,8 +120,6 @@ def add(model: Any, spec: Any) -> None:
 
 def compile(model: Any, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
             loss_weights: Any = None) -> None:
-    from ...runtime.layers import optimizers
-
     model.compile(optimizer=optimizers.get(optimizer), loss=loss, metrics=metrics,
                   loss_weights=loss_weights)
 

@@ -16,6 +16,17 @@ import warnings
 from array import array
 from typing import Any
 
+import tensorbridge as tb
+
+from ...runtime import spec
+from ...runtime.graph import Model
+from ...runtime.graph import calculate as _calculate
+from ...runtime.graph import distribution as _distribution
+from ...runtime.graph import model as _model
+from ...runtime.graph.nodes import LazyArray
+from ...runtime.graph.simulate import simulate as _simulate
+from ...runtime.ppl.draws import Draws
+
 __all__ = ["calculate", "distribution", "draws_result", "make_distribution", "mcmc", "model",
            "opt", "summary_rows"]
 
@@ -37,9 +48,6 @@ def _number(v: Any) -> Any:
 def model(*targets: Any, **named: Any) -> Any:
     """``tb.model``: positional targets keep the names they were given (``name=`` when made),
     keyword targets are named by their key (a JS object ``{mu, tau, theta}``)."""
-    from ...runtime import spec
-    from ...runtime.graph import model as _model
-
     m = _model(*targets, **named)
     # variables nobody named (eta in `theta = mu + tau * eta`, no Python scope to find names in
     # from JS) are named by the rule every door follows, so derived targets can be computed
@@ -50,8 +58,6 @@ def model(*targets: Any, **named: Any) -> Any:
 
 def format_lazy(x: Any) -> str:
     """``repr`` of a lazy array: values where known, ``?`` where they depend on variables."""
-    from tensorbridge.runtime.graph.nodes import LazyArray
-
     if not isinstance(x, LazyArray):
         raise TypeError(f"format: x must be a lazy array (from tb.ppl), not {type(x).__name__}")
     return repr(x)
@@ -62,9 +68,7 @@ def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
     checked by the runtime's spec first, so a wrong one is named: ``normal: sd must be a number,
     an array, a tensor or a lazy array, got str 'x'``; ``name`` names the variable it makes (as
     in the draws)."""
-    import tensorbridge as tb
 
-    from ...runtime import spec
 
     label = kwargs.pop("name", None)  # normal(0, 1, {name: "mu"}): the variable's name
     spec.check_arg(name, "name", "name", label, "js")
@@ -78,9 +82,6 @@ def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:
 def simulate(target: Any, nsim: Any = None, seed: Any = None, values: Any = None) -> Any:
     """``simulate`` for JS: the prior (predictive), or with the draws as ``values`` the
     posterior predictive; a flat float64 buffer and the shape ``[nsim, ...shape]``."""
-    from ...runtime.graph.nodes import LazyArray
-    from ...runtime.graph.simulate import simulate as _simulate
-
     if not isinstance(target, LazyArray):
         raise TypeError(f"simulate: target must be a lazy array (from tb.ppl), not "
                         f"{type(target).__name__}")
@@ -96,11 +97,6 @@ def calculate(target: Any, values: Any = None) -> Any:
     """``calculate`` for JS: ``values`` may be the draws (the result comes back as a flat
     float64 buffer and a shape, chains x draws x shape), a dict keyed by lazy arrays (a JS
     ``Map``) or a dict keyed by variable *names* (a plain JS object: ``{beta: [[1], [0]]}``)."""
-    from ...runtime import spec
-    from ...runtime.graph import calculate as _calculate
-    from ...runtime.graph.nodes import LazyArray
-    from ...runtime.ppl.draws import Draws
-
     if not isinstance(target, LazyArray):
         raise TypeError(f"calculate: target must be a lazy array (from tb.ppl), not "
                         f"{type(target).__name__}")
@@ -116,8 +112,6 @@ def calculate(target: Any, values: Any = None) -> Any:
 
 
 def distribution(target: Any, dist: Any) -> Any:
-    from ...runtime.graph import distribution as _distribution
-
     _distribution(target, dist)
     return target
 
@@ -175,9 +169,7 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
     """``tb.mcmc`` with the JS options (Python names); ``channel``: the JS event channel that
     receives ``{"iteration", "total", "phase", "divergences", "elapsed"}`` and whose stop flag
     ends sampling (the draws so far are kept, ``interrupted`` is set)."""
-    import tensorbridge as tb
 
-    from ...runtime.graph import Model
 
     if not isinstance(m, Model):
         raise TypeError(f"mcmc: model must be a model from tb.ppl.model(...), not "
@@ -211,9 +203,7 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
 def opt(m: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """``tb.opt`` with the JS options (Python names): the mode by variable name as flat
     float64 buffers and shapes, the log density there, the iterations and convergence."""
-    import tensorbridge as tb
 
-    from ...runtime.graph import Model
 
     if not isinstance(m, Model):
         raise TypeError(f"opt: model must be a model from tb.ppl.model(...), not "

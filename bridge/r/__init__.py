@@ -13,6 +13,7 @@ Importing this package installs the R-specific converters on ``py_to_foreign["r"
 from __future__ import annotations
 
 from ..registry import foreign_to_py, py_to_foreign
+from .rhost import r_wire_in
 from .types import (
     DataFrame,
     Factor,
@@ -27,8 +28,6 @@ from .types import (
 
 def install() -> None:
     """(Re)register the R-specific converters (idempotent)."""
-    from .rhost import r_wire_in
-
     out, inp = py_to_foreign["r"], foreign_to_py["r"]
     install_r_types(out, inp)
     inp.register(dict, r_wire_in)

@@ -21,6 +21,7 @@ from ..builtins_common import tensor_ref
 from ..descriptors import Dict, List, TensorRef
 from ..errors import ConversionError
 from ..handles import handles
+from ..na import na_mask
 from .rhost import RMemory
 
 __all__ = [
@@ -62,8 +63,6 @@ def _no_na(x: Any, where: str) -> Any:
             )
         return np.asarray(x.data)
     if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.size:
-        from ..na import na_mask
-
         if na_mask(x).any():
             raise ConversionError(
                 f"{where}: the R data holds NA; tensors have no missing values (NaN is "

@@ -75,6 +75,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..arrays import array_from_descriptor
+from ..builtins_r import R_ARRAYS
 from ..descriptors import (
     Array,
     Bool,
@@ -98,6 +100,7 @@ from ..descriptors import (
 from ..dispatch import register_host
 from ..errors import ConversionError, error_to_descriptor
 from ..handles import handles
+from ..na import NA_character, NAType
 from ..registry import Context, foreign_to_py, py_to_foreign
 from .types import (
     RDataFrame,
@@ -108,6 +111,7 @@ from .types import (
     StrVector,
     atomic_kind,
     atomic_values,
+    r_vector_in,
 )
 from .wakeup import SignalExecutor
 
@@ -259,8 +263,6 @@ def _na_positions(na: Any) -> list[int]:
 
 
 def _strvector(d: dict[str, Any]) -> StrVector:
-    from ..na import NA_character
-
     out = StrVector(_str_list(d.get("x")))
     for i in _na_positions(d.get("na")):
         out[i - 1] = NA_character
@@ -678,8 +680,6 @@ class RHost:
             )
             nbytes = raw.nbytes
         else:  # an unusual layout from a user converter: let NumPy make it F-contiguous
-            from ..arrays import array_from_descriptor
-            from ..builtins_r import R_ARRAYS
 
             arr = np.asfortranarray(np.asarray(array_from_descriptor(d, R_ARRAYS)))
             raw = arr.reshape(-1, order="F").view(np.uint8)
@@ -692,15 +692,12 @@ class RHost:
         return ("A", addr, d.dtype, tuple(d.shape), float(nbytes), token)
 
     def _wire_vector(self, d: RVector) -> Any:
-        from ..na import NAType
-
         if d.rtype == "character":
             na = [i + 1 for i, v in enumerate(d.values) if isinstance(v, NAType)]
             vals = ["" if isinstance(v, NAType) else v for v in d.values] if na else list(
                 d.values
             )
             return ("S", vals, tuple(na))
-        from .types import r_vector_in
 
         arr = r_vector_in(d, None)  # type: ignore[arg-type]
         return self.wire(self.out.convert(arr))

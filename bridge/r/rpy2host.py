@@ -30,6 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from ... import runtime as tb
+from ..arrays import array_from_descriptor
+from ..builtins_r import R_ARRAYS
 from ..descriptors import (
     Array,
     Bool,
@@ -55,6 +58,7 @@ from ..na import NA_character, NAType
 from ..registry import Context, foreign_to_py, py_to_foreign
 from .types import (
     DataFrame,
+    Factor,
     RDataFrame,
     RFactor,
     RList,
@@ -194,7 +198,6 @@ def numeric_in(obj: Any, cx: Context) -> Any:
     if "factor" in classes and rtype == "int32":
         levels = tuple(str(v) for v in (_attr(obj, "levels") or ()))
         codes = cx.convert(_array_desc(obj, "int32"))
-        from .types import Factor
 
         return Factor(codes_from_r(codes), levels, "ordered" in classes)
     if len(obj) == 1 and _plain(obj):
@@ -341,8 +344,6 @@ def from_r(obj: Any) -> Any:
 def as_tensor(obj: Any, dtype: Any = None) -> Any:
     """A tensor from an R vector/matrix/array: shares R's memory (no copy) when the dtype is
     kept (doubles -> float64, integers -> int32); the R object stays protected meanwhile."""
-    from ... import runtime as tb
-
     value = from_r(obj)
     if isinstance(value, np.ma.MaskedArray):
         raise ConversionError("the R data holds NA; tensors have no missing values")
@@ -379,8 +380,6 @@ def _with_class(obj: Any, classes: list[str]) -> Any:
 
 def _array_to_r(d: Array) -> Any:
     ri = _rinterface()
-    from ..arrays import array_from_descriptor
-    from ..builtins_r import R_ARRAYS
 
     if d.mask is not None:
         raise ConversionError("R arrays carry NA in-band; a masked Array cannot cross")

@@ -6,6 +6,8 @@ import threading
 import time
 from typing import Any
 
+import tensorbridge
+
 from ..dispatch import check_cancelled
 
 __all__ = [
@@ -168,8 +170,6 @@ def shares_r_memory(arr: Any) -> bool:
 
 # -- references: the Python API on the same inputs (tensor API tests compare with these) -------
 def _tb() -> Any:
-    import tensorbridge
-
     return tensorbridge
 
 

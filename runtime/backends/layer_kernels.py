@@ -24,6 +24,7 @@ from importlib.resources import files
 from typing import Any
 
 from ..kernels import register_kernel
+from . import tfjs_backend as tb_
 
 __all__ = ["ADAM", "GATHER", "RMSPROP", "SCATTER", "SGD_MOMENTUM", "SPARSE_CE", "SPARSE_CE_GRAD"]
 
@@ -262,7 +263,6 @@ def _tfjs() -> tuple[Any, Any]:
     if not _TFJS:
         import js
 
-        from . import tfjs_backend as tb_
 
         if tb_._HOST is None:
             raise RuntimeError("tfjs backend: not installed")

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ops
+from ..ops.creation import tensor
 
 __all__ = [
     "Bijector",
@@ -370,8 +371,6 @@ class SimplexBijector(Bijector):
 
     @staticmethod
     def _offsets(free: Any) -> Any:
-        from ..ops.creation import tensor
-
         km1 = free.shape[-1]
         return tensor([math.log(km1 + 1 - k) for k in range(1, km1 + 1)], dtype=free.dtype,
                       backend=free.backend)
@@ -450,8 +449,6 @@ class CorrelationBijector(Bijector):
         strict = _read_tril(log_w, -1)
         out = ops.sum(_log1m_tanh_sq(free), axis=-1) + ops.sum(strict, axis=-1)
         if self.constraint.kind == "correlation_matrix":
-            from ..ops.creation import tensor
-
             eye = ops.eye(n, dtype=free.dtype, backend=free.backend)
             log_diag = ops.sum(log_w * eye, axis=-1)  # log L_ii = log w_ii
             weights = tensor([float(n - 1 - i) for i in range(n)], dtype=free.dtype,
@@ -494,8 +491,6 @@ class PositiveDefiniteBijector(Bijector):
         return _read_tril(L * (1.0 - eye) + eye * ops.expand_dims(log_diag, -1), 0)
 
     def log_det_jacobian(self, free: Any) -> Any:
-        from ..ops.creation import tensor
-
         _, log_diag = self._cholesky(free)
         n = log_diag.shape[-1]
         weights = tensor([float(n - i + 1) for i in range(n)], dtype=free.dtype,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..ops.shape import broadcast_shapes
 from .bijectors import Constraint, real
 
 __all__ = ["Family"]
@@ -33,8 +34,6 @@ class Family:
     def value_shape(self, **param_shapes: tuple[int, ...]) -> tuple[int, ...]:
         """Shape of one draw for parameters of these shapes (multivariate families add their
         event axes); raises when the shapes do not fit together."""
-        from ..ops.shape import broadcast_shapes
-
         return tuple(broadcast_shapes(*param_shapes.values()))
 
     def log_prob(self, value: Any, **params: Any) -> Any:

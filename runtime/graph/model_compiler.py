@@ -20,6 +20,10 @@ from .. import ops
 from ..autodiff.api import value_and_grad
 from ..autodiff.batching import vmap
 from ..compile import function
+from ..host_namespace import NAME, np, to_host, to_tensor
+from ..ops.creation import tensor
+from ..ops.shape import broadcast_shapes
+from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from .bijectors import Bijector
 from .families import Family
@@ -34,6 +38,7 @@ from .nodes import (
     distribution,
     node_of,
 )
+from .posterior_draws import PosteriorDraws  # ppl's Draws, without importing ppl
 from .toposort import topological_order
 
 __all__ = ["Model", "calculate", "distribution", "model", "variables_by_name"]
@@ -41,9 +46,6 @@ __all__ = ["Model", "calculate", "distribution", "model", "variables_by_name"]
 
 def make_distribution(family: Family, params: dict[str, Any], dim: Any = None) -> LazyArray:
     """A variable distributed as ``family(**params)``: what ``normal(mu, sd)`` returns."""
-    from ..ops.creation import tensor
-    from ..ops.shape import broadcast_shapes
-
     args: dict[str, Any] = {}
     shapes = []
     refs = {}
@@ -161,8 +163,6 @@ class Model:
 
     def unconstrain(self, values: dict[Any, Any]) -> Tensor:
         """The free state [n] for a dict {variable: value}."""
-        from ..ops.creation import tensor
-
         by_node = {node_of(k): v for k, v in values.items()}
         pieces = []
         for v in self.variables:
@@ -178,8 +178,6 @@ class Model:
         return ops.concat(pieces) if len(pieces) > 1 else pieces[0]
 
     def _as_free(self, free: Any) -> Tensor:
-        from ..ppl.array_namespace import to_tensor  # NumPy arrays, or pure ones without NumPy
-
         free = to_tensor(free, dtype=self.dtype, backend=self.backend) if not isinstance(
             free, Tensor) else free
         if free.shape[-1:] != (self.n_free,) or free.ndim not in (1, 2):
@@ -306,8 +304,6 @@ class Model:
         model's whole gradient). Other backends (and signatures that cannot be staged) go
         through :meth:`log_density_and_grad`. The returned arrays must not be modified.
         """
-        from ..ppl.array_namespace import NAME, np, to_host
-
         key = f"raw{batch}"
         fn = self._compiled.get(key)
         if fn is not None:
@@ -363,9 +359,6 @@ class Model:
         Variables without a value take their slice of ``fill``, a free state [n] the caller
         draws from the user's seed (the origin of the free space when ``fill`` is None).
         """
-        from ..ops.creation import tensor
-        from ..ppl.array_namespace import np, to_host
-
         by_node = {node_of(k): val for k, val in values.items()}
         pieces = []
         for v, name, off in zip(self.variables, self.variable_names(), self.offsets):
@@ -478,11 +471,7 @@ def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:
     variable's name (``{"mu": 1.0}``), looked up among the targets' ancestors as every front
     door does (:func:`variables_by_name`); an unknown name is an error naming the variables.
     """
-    from ..ops.creation import tensor
-    from ..ppl.draws import Draws
-    from ..pytree import tree_flatten, tree_unflatten
-
-    if isinstance(values, Draws):
+    if isinstance(values, PosteriorDraws):
         return _calculate_over_draws(targets, values)
     leaves, td = tree_flatten(targets)
     nodes = [node_of(t) for t in leaves]
@@ -536,9 +525,6 @@ def _calculate_over_draws(targets: Any, draws: Any) -> Any:
     The variables needed are looked up in the draws by name; all draws are evaluated in one
     vectorised pass (``vmap``), not a Python loop.
     """
-    from ..ppl.array_namespace import np, to_host, to_tensor
-    from ..pytree import tree_flatten, tree_unflatten
-
     leaves, td = tree_flatten(targets)
     nodes = [node_of(t) for t in leaves]
     variables = [n for n in _ancestors(nodes, stop=set()) if isinstance(n, VariableNode)]

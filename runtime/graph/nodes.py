@@ -17,8 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autodiff.core import Primitive, Trace, Tracer, bind
+from ..dtypes import as_dtype
+from ..ops.creation import tensor, zeros
+from ..ops.shape import broadcast_shapes
 from ..tensor import Tensor
 from .bijectors import Bijector, Constraint, biject_to, from_bounds
+from .printing import format_lazy
 
 __all__ = [
     "DataNode",
@@ -98,8 +102,6 @@ class VariableNode(GraphNode):
 
     def __init__(self, constraint: Constraint, shape: tuple[int, ...], dtype: Any,
                  backend: Any, name: str | None = None) -> None:
-        from ..ops.creation import zeros
-
         self.constraint = constraint
         if constraint.bijectable:
             self.bijector: Bijector | None = biject_to(constraint)
@@ -197,8 +199,6 @@ class LazyArray(Tracer):
     node: GraphNode
 
     def __repr__(self) -> str:
-        from .printing import format_lazy
-
         return format_lazy(self)
 
     # Lazy arrays have no value to read: refuse instead of leaking the reference point.
@@ -245,8 +245,6 @@ def as_data(value: Any, name: str | None = None, dtype: Any = None,
     Python floats become float64 (as variables are, and as R's doubles arrive), so the same
     model gives the same numbers from every front door; typed arrays keep their dtype.
     """
-    from ..ops.creation import tensor
-
     if isinstance(value, LazyArray):
         if value.node.kind != "data":
             raise TypeError(f"as_data: value is already a {value.node.kind} array")
@@ -264,8 +262,6 @@ def variable(lower: float = -math.inf, upper: float = math.inf, dim: Any = (),
     It has a flat (improper) prior unless a distribution is assigned to it; samplers and
     optimisers see it through a bijector onto R^n.
     """
-    from ..dtypes import as_dtype
-
     shape = (int(dim),) if isinstance(dim, int) else tuple(int(d) for d in dim)
     if any(d < 0 for d in shape):
         raise ValueError(f"dim: dimensions must be >= 0, got {shape}")
@@ -306,8 +302,6 @@ def distribution(target: Any, dist: Any) -> None:
     if t.distribution is not None:
         raise ValueError(f"target: {t.label()} already has a distribution")
     if d_var.shape != t.shape:
-        from ..ops.shape import broadcast_shapes
-
         try:
             if broadcast_shapes(d_var.shape, t.shape) != t.shape:
                 raise ValueError

@@ -14,8 +14,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autodiff.batching import vmap
+from ..host_namespace import np, to_host, to_tensor
+from ..ops.creation import tensor
+from ..ops.elementwise import cast
+from ..ops.shape import broadcast_to, reshape
+from ..pytree import tree_flatten, tree_unflatten
+from ..random import Generator, default_generator
 from ..tensor import Tensor
-from .nodes import DataNode, DistributionNode, GraphNode, OperationNode, VariableNode, node_of
+from .nodes import (
+    DataNode,
+    DistributionNode,
+    GraphNode,
+    LazyArray,
+    OperationNode,
+    VariableNode,
+    node_of,
+)
+from .posterior_draws import PosteriorDraws  # ppl's Draws, without importing ppl
 from .toposort import topological_order
 
 __all__ = ["simulate"]
@@ -49,12 +64,6 @@ def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
     no distribution (``variable()``, a flat prior) cannot be simulated: that is an error naming
     it.
     """
-    from ..ops.creation import tensor
-    from ..ops.shape import broadcast_to
-    from ..ppl.draws import Draws
-    from ..pytree import tree_flatten, tree_unflatten
-    from ..random import Generator, default_generator
-
     if nsim is not None and (isinstance(nsim, bool) or not isinstance(nsim, int) or nsim < 1):
         raise ValueError(f"nsim: expected an integer >= 1, got {nsim!r}")
     gen = default_generator() if seed is None else Generator(int(seed))
@@ -62,7 +71,7 @@ def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
     nodes = [node_of(t) for t in leaves]
     names = _caller_names(sys._getframe(1))
     posterior: dict[GraphNode, Any] = {}  # variable -> (nsim, *shape) values from the draws
-    if isinstance(values, Draws):
+    if isinstance(values, PosteriorDraws):
         nsim, posterior = _posterior_values(nodes, values, nsim, gen)
         feed: dict[GraphNode, Any] = {}
     else:
@@ -105,8 +114,6 @@ def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
 def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
                       gen: Any) -> tuple[int, dict[GraphNode, Any]]:
     """Pick ``nsim`` posterior draws; each variable the targets need gets ``(nsim, *shape)``."""
-    from ..ppl.array_namespace import np, to_host, to_tensor
-
     total = draws.chains * draws.n_draws
     if total == 0:
         raise ValueError("values: the draws are empty (the run was interrupted before sampling)")
@@ -157,9 +164,6 @@ def _order(targets: Sequence[GraphNode], feed: dict[GraphNode, Any]) -> list[Gra
 
 
 def _draw(n: GraphNode, env: dict, gen: Any, nsim: int) -> Tensor:
-    from ..ops.elementwise import cast
-    from ..ops.shape import reshape
-
     d = n.distribution
     family = d.family
     event_ndim = getattr(family, "event_ndim", 0)
@@ -200,8 +204,6 @@ def _compute(n: OperationNode, env: dict) -> tuple[Any, bool]:
 def _caller_names(frame: Any) -> dict[GraphNode, str]:
     """Python names bound to lazy arrays in the caller, for error messages (as model() names
     variables)."""
-    from .nodes import LazyArray
-
     out: dict[GraphNode, str] = {}
     for scope in (frame.f_globals, frame.f_locals):
         for k, x in scope.items():

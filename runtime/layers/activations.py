@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import ops
 from ..autodiff.core import Primitive, bind
+from ..ops.creation import as_tensor
 from ..tensor import Tensor
 from .registry import Registry
 
@@ -50,8 +51,6 @@ _relu.defvjp(lambda g, ans, x: g * ops.cast(ans > 0, g.dtype))
 
 @_REG.register("relu")
 def relu(x: Tensor) -> Tensor:
-    from ..ops.creation import as_tensor
-
     return bind(_relu, (as_tensor(x, "x"),), {})
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from .. import dtypes as D
 from .. import random as _random
 from ..errors import ShapeError
+from ..ops.creation import tensor, zeros
 from ..tensor import Tensor
 from . import initializers as _init
 from .registry import Registry
@@ -287,8 +288,6 @@ class Layer:
         return self.call(inputs, **kwargs)
 
     def _convert_input(self, x: Any) -> Tensor:
-        from ..ops.creation import tensor
-
         if isinstance(x, Tensor):
             t = x
         else:
@@ -358,8 +357,6 @@ class Layer:
 
 def _probe_output(layer: Layer, input_shape: Any) -> tuple[Any, Any]:
     """Run ``layer.call`` on zeros with unknown dimensions set to 1; shapes get their None back."""
-    from ..ops.creation import zeros
-
     is_list = isinstance(input_shape, list)
     shapes = input_shape if is_list else [input_shape]
     dtype = layer.dtype or D.float32

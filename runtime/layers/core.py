@@ -7,6 +7,8 @@ from typing import Any
 from .. import dtypes as D
 from .. import ops
 from ..errors import ShapeError
+from ..ops.creation import tensor
+from ..tensor import Tensor
 from . import activations as _act
 from . import initializers as _init
 from .base import InputSpec, Layer, register_layer
@@ -194,9 +196,6 @@ class Embedding(Layer):
                                           self.embeddings_initializer)
 
     def _convert_input(self, x: Any) -> Any:
-        from ..ops.creation import tensor
-        from ..tensor import Tensor
-
         t = x if isinstance(x, Tensor) else tensor(x, backend=self._weights[0].backend
                                                     if self._weights else None)
         return t

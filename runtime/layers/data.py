@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import dtypes as D
 from ..host_arrays import dtype_from_numpy, numpy_dtypes, numpy_or_none
+from ..ops.creation import tensor
 from ..tensor import Tensor
 
 __all__ = ["Batches", "as_host", "host_dtype", "num_samples", "split_tail", "structure", "take",
@@ -22,8 +23,6 @@ def as_host(x: Any, dtype: D.DType, what: str) -> Any:
     """``x`` as a host array of ``dtype`` (NumPy when available, else a tensor)."""
     np = numpy_or_none()
     if np is None:
-        from ..ops.creation import tensor
-
         t = tensor(x)
         return t if t.dtype is dtype else t.astype(dtype)
     if isinstance(x, Tensor):

@@ -16,6 +16,7 @@ from typing import Any
 from ..autodiff import core as _prim
 from ..errors import ShapeError
 from ..tensor import Tensor
+from .base import Layer
 from .symbolic import Node, SymbolicTensor, format_shape
 
 __all__ = ["GraphExecutor", "topological_nodes"]
@@ -170,8 +171,6 @@ class GraphExecutor:
 
 
 def _has_randomness(layer: Any) -> bool:
-    from .base import Layer
-
     if hasattr(layer, "_random_plan"):
         return bool(layer._executor_or_none() and layer._executor_or_none()._random_nodes)
     return type(layer).random_shapes is not Layer.random_shapes

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import dtypes as D
 from .. import random as _random
-from ..ops.creation import full
+from ..ops.creation import full, tensor
 from ..tensor import Tensor
 from .registry import Registry
 
@@ -282,8 +282,6 @@ class _CallableInitializer(Initializer):
     def __call__(self, shape, dtype="float32", backend=None):
         out = self.fn(tuple(shape), D.as_dtype(dtype), backend)
         if not isinstance(out, Tensor):
-            from ..ops.creation import tensor
-
             out = tensor(out, dtype=dtype, backend=backend)
         return out
 

@@ -18,7 +18,10 @@ from typing import Any
 
 from .. import dtypes as D
 from .. import ops
+from ..ops.creation import as_tensor
 from ..tensor import Tensor
+from .base import _snake
+from .primitives import sparse_softmax_cross_entropy
 from .registry import Registry
 
 __all__ = [
@@ -48,8 +51,6 @@ REDUCTIONS = ("sum_over_batch_size", "sum", "none")
 
 
 def _float_like(y_true: Any, y_pred: Tensor) -> Tensor:
-    from ..ops.creation import as_tensor
-
     t = as_tensor(y_true, "y_true", like=y_pred)
     return t if t.dtype is y_pred.dtype else ops.cast(t, y_pred.dtype)
 
@@ -100,8 +101,6 @@ def categorical_crossentropy(y_true: Any, y_pred: Tensor, from_logits: bool = Fa
 
 
 def _sparse_labels(y_true: Any, y_pred: Tensor) -> Tensor:
-    from ..ops.creation import as_tensor
-
     t = as_tensor(y_true, "y_true", like=y_pred)
     if t.ndim == y_pred.ndim and t.shape[-1] == 1:
         t = ops.squeeze(t, -1)
@@ -114,8 +113,6 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Tensor, from_logits: bo
                                     axis: int = -1) -> Tensor:
     labels = _sparse_labels(y_true, y_pred)
     if from_logits and axis in (-1, y_pred.ndim - 1):
-        from .primitives import sparse_softmax_cross_entropy
-
         fused = sparse_softmax_cross_entropy(labels, y_pred)
         if fused is not None:
             return fused
@@ -171,16 +168,12 @@ class Loss:
 
 
 def _default_name(cls_name: str) -> str:
-    from .base import _snake
-
     return _snake(cls_name)
 
 
 def align_sample_weight(sample_weight: Any, per: Tensor) -> Tensor:
     """``sample_weight`` as a tensor of ``per``'s dtype whose axes line up with ``per``'s from
     the batch axis on (trailing 1s dropped, missing axes added), ready to broadcast."""
-    from ..ops.creation import as_tensor
-
     w = as_tensor(sample_weight, "sample_weight", like=per)
     if w.dtype is not per.dtype:
         w = ops.cast(w, per.dtype)
@@ -215,8 +208,6 @@ class LossFunctionWrapper(Loss):
     def call(self, y_true, y_pred):
         out = self.fn(y_true, y_pred, **self._fn_kwargs)
         if not isinstance(out, Tensor):
-            from ..ops.creation import as_tensor
-
             out = as_tensor(out, "loss", like=y_pred)
         return out
 
@@ -278,8 +269,6 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
     def __call__(self, y_true, y_pred, sample_weight=None):
         if (sample_weight is None and self.from_logits and self.reduction ==
                 "sum_over_batch_size" and self._fn_kwargs["axis"] in (-1, y_pred.ndim - 1)):
-            from .primitives import sparse_softmax_cross_entropy
-
             fused = sparse_softmax_cross_entropy(_sparse_labels(y_true, y_pred), y_pred, "mean")
             if fused is not None:  # the mean in the same kernel: one op forward, one backward
                 return fused

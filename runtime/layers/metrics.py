@@ -19,8 +19,10 @@ from typing import Any
 
 from .. import dtypes as D
 from .. import ops
+from ..ops.creation import as_tensor, full
 from ..tensor import Tensor
 from . import losses as _losses
+from .base import _snake
 from .registry import Registry
 
 __all__ = [
@@ -44,8 +46,6 @@ class Metric:
     """Base class: a named running value. Subclasses implement ``batch_stats``."""
 
     def __init__(self, name: str | None = None) -> None:
-        from .base import _snake
-
         self.name = name or _snake(type(self).__name__)
         self.total = 0.0
         self.count = 0.0
@@ -66,8 +66,6 @@ class Metric:
         self.count = 0.0
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        from ..ops.creation import as_tensor
-
         y_pred = as_tensor(y_pred, "y_pred")
         total, count = self.batch_stats(y_true, y_pred, sample_weight)
         self.update(float(total), float(count))
@@ -91,8 +89,6 @@ def _weighted_stats(per: Tensor, sample_weight: Any) -> tuple[Tensor, Tensor]:
 
 
 def _count(per: Tensor) -> Tensor:
-    from ..ops.creation import full
-
     return full((), float(per.size), per.dtype, per.backend)
 
 
@@ -117,8 +113,6 @@ class MeanMetricWrapper(Metric):
 
 # -- per-sample functions ------------------------------------------------------------------------
 def _labels_like(y_true: Any, y_pred: Tensor) -> Tensor:
-    from ..ops.creation import as_tensor
-
     return as_tensor(y_true, "y_true", like=y_pred)
 
 

@@ -22,16 +22,20 @@ from .. import dtypes as D
 from .. import random as _random
 from ..backends import get_backend
 from ..interrupts import safe_point
+from ..ops.creation import tensor
+from ..ops.shape import concat
+from ..pytree import tree_map
 from ..tensor import Tensor
 from . import data as _data
 from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from .base import LAYERS as _LAYERS
 from .base import Layer, register_layer
 from .callbacks import CallbackList, History, ProgbarLogger
-from .executor import GraphExecutor
+from .executor import GraphExecutor, topological_nodes
 from .input_layer import InputLayer
-from .progress import resolve_verbose
+from .progress import format_logs, resolve_verbose
 from .serialization import (
     deserialize_layer,
     load_weights,
@@ -187,8 +191,6 @@ class Model(Layer):
 
     def to_backend(self, backend: Any) -> Model:
         """Move every weight (and the optimizer state) to ``backend``; returns the model."""
-        from ..pytree import tree_map
-
         be = get_backend(backend)
         for w in self.weights:
             w._value = w._value.to(be)
@@ -251,8 +253,6 @@ class Model(Layer):
         """Sequential models without an input shape build on their first data."""
 
     def _feed_tensors(self, values: list[Any]) -> list[Tensor]:
-        from ..ops.creation import tensor
-
         if len(values) != len(self.inputs):
             raise ValueError(f"model {self.name!r} has {len(self.inputs)} input(s), got "
                              f"{len(values)}")
@@ -554,8 +554,6 @@ class Model(Layer):
         logs = self._evaluate_arrays(trainer, xs, ys, sws, int(batch_size or 32), cb)
         cb.on_test_end(logs)
         if resolve_verbose(verbose):
-            from .progress import format_logs
-
             print(format_logs(logs))
         if return_dict:
             return logs
@@ -571,8 +569,6 @@ class Model(Layer):
                 callbacks: Sequence[Any] | None = None) -> Any:
         """Model outputs for ``x`` (computed in batches): a tensor, or a list for several
         outputs. Dropout and other training-only behaviour is off."""
-        from ..ops.shape import concat
-
         xs = self._input_arrays(x)
         n = _data.num_samples(xs, "predict")
         if self._predictor is None:
@@ -737,8 +733,6 @@ class Model(Layer):
 
 
 def _all_nodes(ex: GraphExecutor) -> list[Any]:
-    from .executor import topological_nodes
-
     return topological_nodes(ex.outputs)
 
 
@@ -759,8 +753,6 @@ def _check_shape(t: SymbolicTensor, shape: tuple[int, ...]) -> None:
         raise ValueError(f"input {t.name!r} expects data of shape {format_shape(t.shape)}, got "
                          f"{format_shape(tuple(shape))}")
 
-
-from .base import LAYERS as _LAYERS  # noqa: E402
 
 _LAYERS.add("Functional", Model)  # what Keras 3 calls a functional model in saved configs
 

@@ -29,9 +29,12 @@ from typing import Any
 
 from .. import dtypes as D
 from .. import ops
+from ..autodiff.api import value_and_grad
+from ..ops.creation import full
 from ..pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from . import primitives as _k
+from .base import _snake
 from .registry import Registry
 from .variables import Variable, substitute
 
@@ -49,8 +52,6 @@ class Optimizer:
     def __init__(self, learning_rate: Any = None, *, clipnorm: float | None = None,
                  clipvalue: float | None = None, global_clipnorm: float | None = None,
                  name: str | None = None) -> None:
-        from .base import _snake
-
         if sum(v is not None for v in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("give at most one of clipnorm, clipvalue, global_clipnorm")
         self.learning_rate = self.default_learning_rate if learning_rate is None \
@@ -84,8 +85,6 @@ class Optimizer:
         return float(lr(self.iterations)) if callable(lr) else lr
 
     def learning_rate_tensor(self, dtype: Any, backend: Any) -> Tensor:
-        from ..ops.creation import full
-
         value = self.current_learning_rate()
         key = (value, dtype, backend)
         t = self._lr_cache.get(key)
@@ -105,8 +104,6 @@ class Optimizer:
         return {name: ops.zeros_like(value) for name in self.slot_names}
 
     def init_state(self, params: Sequence[Tensor]) -> dict[str, Any]:
-        from ..ops.creation import full
-
         backend = params[0].backend if params else None
         return {"iterations": full((), 0, D.int64, backend),
                 "slots": [self.init_slots(p) for p in params]}
@@ -207,8 +204,6 @@ class Optimizer:
     def minimize(self, loss_fn: Callable[[], Tensor], var_list: Sequence[Variable]) -> Tensor:
         """One eager step on ``loss_fn()`` (a scalar computed from ``var.value``); returns the
         loss (TensorFlow.js ``optimizer.minimize``)."""
-        from ..autodiff.api import value_and_grad
-
         var_list = list(var_list)
 
         def f(values: list[Tensor]) -> Tensor:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autodiff.core import bind
+from .. import ops
+from ..autodiff.core import Tracer, bind
 from ..backends.layer_kernels import (
     ADAM,
     GATHER,
@@ -25,6 +26,7 @@ from ..backends.layer_kernels import (
     SPARSE_CE,
     SPARSE_CE_GRAD,
 )
+from ..ops.indexing import take
 from ..ops.kernel_impls import nary_primitive
 from ..staging import StagingTracer
 from ..tensor import Tensor
@@ -55,8 +57,6 @@ def embedding_lookup(table: Tensor, indices: Tensor) -> Tensor:
     if indices.dtype.kind != "i":
         raise TypeError(f"indices: expected an integer tensor, got {indices.dtype}")
     if GATHER not in table.backend.kernels or SCATTER not in table.backend.kernels:
-        from ..ops.indexing import take  # backends without these kernels (reads the indices)
-
         return take(table, indices, axis=0)
     return bind(_gather, (table, indices), {})
 
@@ -71,8 +71,6 @@ _FUSED = {name: nary_primitive(name) for name in (ADAM, SGD_MOMENTUM, RMSPROP)}
 def fused_update(name: str, *args: Tensor, **params: Any) -> list[Tensor] | None:
     """The rows of a fused update kernel's result, or None when it cannot be used here (the
     backend lacks the kernel, or the arguments are being differentiated)."""
-    from ..autodiff.core import Tracer
-
     p = args[0]
     if name not in p.backend.kernels or any(isinstance(a, Tracer) and not isinstance(
             a, StagingTracer) for a in args):
@@ -93,24 +91,18 @@ _sce.defvjp(lambda g, ans, z, labels, *, reduce: bind(_sce_grad, (z, labels, g),
 
 def _per_row(g: Any, labels: Any, reduce: str) -> Any:
     """The cotangent of each sample's loss as a trailing-axis column."""
-    from .. import ops
-
     if reduce == "mean":
         return g * (1.0 / max(labels.size, 1))
     return ops.expand_dims(g, -1)
 
 
 def _sce_grad_vjp_z(u: Any, ans: Any, z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
-    from .. import ops
-
     p = ops.softmax(z, -1)
     gu = u * _per_row(g, labels, reduce)
     return p * gu - p * ops.sum(p * gu, axis=-1, keepdims=True)
 
 
 def _sce_grad_vjp_g(u: Any, ans: Any, z: Any, labels: Any, g: Any, *, reduce: str) -> Any:
-    from .. import ops
-
     p = ops.softmax(z, -1)
     per = ops.sum(u * (p - ops.one_hot(labels, z.shape[-1], z.dtype)), axis=-1)
     if reduce == "mean":

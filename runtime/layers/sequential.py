@@ -9,6 +9,7 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from . import data as _data
 from .base import Layer, register_layer, unique_name
+from .core import Embedding
 from .input_layer import InputLayer
 from .model import Model
 from .serialization import deserialize_layer, serialize_layer
@@ -146,8 +147,6 @@ class Sequential(Model):
 def _first_input_dtype(layer: Layer, data_dtype: D.DType | None) -> D.DType:
     """The dtype of a Sequential model's input: integer ids for an Embedding first layer (or
     integer data), else the first layer's dtype, else float32."""
-    from .core import Embedding
-
     if isinstance(layer, Embedding):
         return data_dtype if data_dtype is not None and data_dtype.kind == "i" else D.int32
     if layer.dtype is not None:

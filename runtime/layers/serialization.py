@@ -41,7 +41,13 @@ import zipfile
 from typing import Any
 
 from .. import dtypes as D
+from ..backends import get_backend
+from ..host_arrays import HostList
+from ..ops.creation import tensor
 from ..tensor import Tensor
+from . import losses as _losses
+from . import metrics as _metrics
+from . import optimizers as _optimizers
 from .base import LAYERS, Layer
 
 __all__ = [
@@ -192,8 +198,6 @@ def _flatten(x: Any) -> list[Any]:
 
 
 def _decode(buf: bytes, entry: dict[str, Any], backend: Any) -> Tensor:
-    from ..ops.creation import tensor
-
     dt = entry["dtype"]
     if dt not in _CODES:
         raise ValueError(f"weight {entry['name']!r}: unsupported dtype {dt!r}")
@@ -221,8 +225,6 @@ def _decode(buf: bytes, entry: dict[str, Any], backend: Any) -> Tensor:
         if sys.byteorder == "big":
             a.byteswap()
         if dt != "bool":  # the array itself as the host values: no Python list of them
-            from ..backends import get_backend
-            from ..host_arrays import HostList
 
             be = get_backend(backend)
             return be.from_host(HostList(a, shape, D.as_dtype(dt)), D.as_dtype(dt), copy=False)
@@ -261,10 +263,6 @@ def _optimizer_entries(model: Any, names: dict[int, str]) -> list[tuple[str, Ten
 
 
 def _training_config(model: Any) -> dict[str, Any] | None:
-    from . import losses as _losses
-    from . import metrics as _metrics
-    from . import optimizers as _optimizers
-
     args = getattr(model, "_compile_args", None)
     if args is None or model.optimizer is None:
         return None
@@ -404,8 +402,6 @@ def from_artifacts(doc: dict[str, Any], blob: bytes, compile: bool = True) -> An
     _assign_model_weights(model, doc, blob, by_name=True)
     tc = doc.get("trainingConfig")
     if compile and tc:
-        from . import optimizers as _optimizers
-
         model.compile(optimizer=_optimizers.get(tc["optimizer_config"]),
                       loss=_decode_spec(tc.get("loss"), "loss"),
                       metrics=_decode_spec(tc.get("metrics"), "metric"),
@@ -417,9 +413,6 @@ def from_artifacts(doc: dict[str, Any], blob: bytes, compile: bool = True) -> An
 def _decode_spec(spec: Any, kind: str) -> Any:
     """Saved loss/metric specs back to what ``compile`` takes: names stay names, serialised
     objects (``{"class_name", "config"}``) become objects, lists and per-output dicts recurse."""
-    from . import losses as _losses
-    from . import metrics as _metrics
-
     if isinstance(spec, list):
         return [_decode_spec(s, kind) for s in spec]
     if isinstance(spec, dict):

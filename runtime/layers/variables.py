@@ -21,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import dtypes as D
+from ..errors import ShapeError
+from ..ops.creation import tensor
 from ..tensor import Tensor
 
 __all__ = ["Variable", "current_substitution", "substitute"]
@@ -91,15 +93,11 @@ class Variable:
 
     def assign(self, value: Any) -> None:
         """Replace the stored value (same shape; converted to this variable's dtype/backend)."""
-        from ..ops.creation import tensor
-
         backend = self._value.backend
         t = value if isinstance(value, Tensor) else tensor(value, backend=backend)
         if t.backend is not backend:
             t = t.to(backend)
         if tuple(t.shape) != self.shape:
-            from ..errors import ShapeError
-
             raise ShapeError(
                 f"Variable {self.name!r}: cannot assign a value of shape {list(t.shape)} to a "
                 f"variable of shape {list(self.shape)}"

@@ -2,7 +2,7 @@
 along a leading dimension), diagnostics and draws, MAP optimisation.
 
 Inference keeps its host-side bookkeeping in NumPy, or in pure Python where NumPy is absent
-(Pyodide): see ``array_namespace``."""
+(Pyodide): see ``tensorbridge.runtime.host_namespace``."""
 
 from . import distributions
 from .diagnostics import ess_bulk, ess_tail, rhat

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .array_namespace import np
+from ..host_namespace import np
 from .hamiltonian import PhasePoint, Target, hamiltonian, leapfrog
 
 __all__ = ["DualAveraging", "WindowSchedule", "Welford", "find_reasonable_step"]

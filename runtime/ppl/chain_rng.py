@@ -37,8 +37,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..host_namespace import np as _default_np
 from ..random import _philox_js, _philox_numpy, _philox_python, _uniform53, philox4x32
-from .array_namespace import np as _default_np
 
 try:
     import numpy

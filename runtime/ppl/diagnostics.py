@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from .array_namespace import NAME, np
+from ..host_namespace import NAME, np
 
 __all__ = ["ess_bulk", "ess_tail", "rhat", "split_chains", "z_scale"]
 

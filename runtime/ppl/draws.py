@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .array_namespace import np
+from ..host_namespace import np
 from .diagnostics import ess_bulk, ess_tail, rhat
 
 __all__ = ["Draws", "Summary"]

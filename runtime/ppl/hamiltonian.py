@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .array_namespace import np
+from ..host_namespace import np
 
 __all__ = ["PhasePoint", "Target", "kinetic", "leapfrog"]
 

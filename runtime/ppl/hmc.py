@@ -3,7 +3,7 @@ Metropolis correction, for every chain at once."""
 
 from __future__ import annotations
 
-from .array_namespace import np
+from ..host_namespace import np
 from .hamiltonian import PhasePoint, Target, hamiltonian, leapfrog
 from .nuts import TransitionStats
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .array_namespace import np
+from ..host_namespace import np
 from .hamiltonian import PhasePoint, Target, hamiltonian
 
 __all__ = ["TransitionStats", "nuts_transition"]

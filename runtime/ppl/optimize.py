@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .array_namespace import np, to_host
+from ..host_namespace import np, to_host
 
 __all__ = ["OptResult", "opt"]
 

@@ -36,8 +36,12 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.core import PRIMITIVES, Primitive, Tracer
+from ..backends import get_backend
 from ..errors import SamplingInterrupted
+from ..graph.model_compiler import Model
+from ..graph.nodes import _lazy, node_of
 from ..interrupts import safe_point
+from ..ops.creation import tensor
 from ..tensor import Tensor
 from .chains import Progress, run_chains
 from .draws import Draws
@@ -70,14 +74,10 @@ def _load_user_primitive(module: str, attr: str) -> Primitive:
 
 
 def _load_tensor(value: Any, dtype: str, backend: str) -> Tensor:
-    from ..ops.creation import tensor
-
     return tensor(value, dtype=dtype, backend=backend)
 
 
 def _load_backend(name: str) -> Any:
-    from ..backends import get_backend
-
     return get_backend(name)
 
 
@@ -102,8 +102,6 @@ class _GraphPickler(pickle.Pickler):
 
 def dumps_model(model: Any, initial_values: Any = None) -> bytes:
     """The model's graph (and initial values keyed by its variables) as bytes for a worker."""
-    from ..graph.nodes import node_of
-
     def by_node(d: Any) -> Any:
         return {node_of(k): v for k, v in d.items()} if isinstance(d, dict) else d
 
@@ -122,9 +120,6 @@ def dumps_model(model: Any, initial_values: Any = None) -> bytes:
 
 def loads_model(blob: bytes) -> tuple[Any, Any]:
     """Rebuild ``(model, initial_values)`` from :func:`dumps_model`'s bytes."""
-    from ..graph.model_compiler import Model
-    from ..graph.nodes import _lazy
-
     targets, inits = pickle.loads(blob)
 
     def by_lazy(d: Any) -> Any:

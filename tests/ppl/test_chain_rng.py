@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from tensorbridge.runtime.ppl import pure_arrays
+from tensorbridge.runtime import pure_arrays
 from tensorbridge.runtime.ppl.chain_rng import (
     KEY_TAG,
     PURPOSE_STEP_SEARCH,

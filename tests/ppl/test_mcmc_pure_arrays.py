@@ -22,8 +22,8 @@ def _run_pure(code: str, payload: object = None) -> dict:
     env = dict(os.environ, TENSORBRIDGE_PPL_ARRAYS="pure")
     prelude = textwrap.dedent("""
         import json, sys
-        from tensorbridge.runtime.ppl import array_namespace, pure_arrays
-        assert array_namespace.np is pure_arrays and array_namespace.NAME == "pure"
+        from tensorbridge.runtime import host_namespace, pure_arrays
+        assert host_namespace.np is pure_arrays and host_namespace.NAME == "pure"
         payload = json.loads(sys.stdin.read() or "null")
     """)
     proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
@@ -155,7 +155,7 @@ def test_diagnostics_edge_cases_match_numpy():
 def test_namespace_choice_from_the_environment(value):
     env = dict(os.environ, TENSORBRIDGE_PPL_ARRAYS=value)
     proc = subprocess.run(
-        [sys.executable, "-c", "from tensorbridge.runtime.ppl import array_namespace as a; "
+        [sys.executable, "-c", "from tensorbridge.runtime import host_namespace as a; "
                                "print(a.NAME, a.np.__name__)"],
         capture_output=True, text=True, env=env, timeout=120)
     if value == "bogus":
@@ -168,11 +168,11 @@ def test_namespace_choice_from_the_environment(value):
 def test_numpy_is_the_namespace_where_it_is_installed():
     import importlib
 
-    from tensorbridge.runtime.ppl import array_namespace
+    from tensorbridge.runtime import host_namespace
 
     if os.environ.get("TENSORBRIDGE_PPL_ARRAYS", "auto") != "auto":
         pytest.skip("the suite itself runs with a forced namespace")
-    assert array_namespace.np is np and array_namespace.NAME == "numpy"
+    assert host_namespace.np is np and host_namespace.NAME == "numpy"
     for name in ("adaptation", "diagnostics", "draws", "hamiltonian", "hmc", "nuts", "optimize",
                  "sampler"):
         mod = importlib.import_module(f"tensorbridge.runtime.ppl.{name}")

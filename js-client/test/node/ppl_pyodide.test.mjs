@@ -10,7 +10,7 @@ const tb = await boot();
 const EIGHT_SCHOOLS = `
 import json as _json, math as _math, time as _time, warnings as _w
 import tensorbridge as _tb
-from tensorbridge.runtime.ppl import array_namespace as _ns
+from tensorbridge.runtime import host_namespace as _ns
 
 with _w.catch_warnings():
     _w.simplefilter("ignore")  # float64 is float32 on TF.js (PrecisionWarning)
@@ -52,7 +52,7 @@ test("eight schools (non-centred) samples on tfjs with pure-Python bookkeeping",
                `${(wallMs / 1000).toFixed(1)} s wall`);
   assert.equal(out.namespace, "pure");
   assert.equal(out.backend, "tfjs");
-  assert.equal(out.array_type, "tensorbridge.runtime.ppl.pure_arrays.ndarray");
+  assert.equal(out.array_type, "tensorbridge.runtime.pure_arrays.ndarray");
   assert.deepEqual(out.shapes, { mu: [2, 200], tau: [2, 200], eta: [2, 200, 8] });
   const mu = out.summary.mu;
   // the posterior of mu: mean ~4.4, sd ~3.3 (Stan, long runs); 400 draws give ~0.2 of MC error

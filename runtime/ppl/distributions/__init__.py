@@ -22,6 +22,7 @@ from typing import Any
 from ... import ops
 from ...graph.model_compiler import make_distribution
 from ...graph.nodes import LazyArray
+from ...host_namespace import np
 from ...tensor import Tensor
 from . import families, sampling, special
 from .data_checks import check_data
@@ -112,8 +113,6 @@ _CHECKS = {
 
 def _validate(family: Any, params: dict[str, Any]) -> None:
     """Check parameters that are known now (constants and data) against the family's needs."""
-    from ..array_namespace import np
-
     for name, value in params.items():
         if _unknown(value):
             continue
@@ -157,8 +156,6 @@ def _make(family: Any, params: dict[str, Any], dim: Any = None, truncation: Any 
 # -- univariate continuous ------------------------------------------------------------------------
 def uniform(min: Any, max: Any, dim: Any = None) -> LazyArray:
     """Uniform on [min, max]; as a prior min and max must be fixed scalars."""
-    from ..array_namespace import np
-
     fixed = not (_unknown(min) or _unknown(max))
     if fixed and not np.all(_host(min) < _host(max)):
         raise ValueError(f"uniform: max must be greater than min, got min={_host(min).tolist()}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...graph.nodes import GraphNode, LazyArray
+from ...host_namespace import np, to_host
 from ...tensor import Tensor
 
 __all__ = ["check_data", "host_values", "is_unknown", "known_host_values"]
@@ -18,8 +19,6 @@ def is_unknown(x: Any) -> bool:
 
 
 def host_values(x: Any) -> Any:
-    from ..array_namespace import np, to_host  # NumPy, or pure-Python arrays without it
-
     if isinstance(x, LazyArray):
         return to_host(x.node.reference, np.float64)
     if isinstance(x, Tensor):
@@ -38,8 +37,6 @@ def known_host_values(x: Any) -> Any:
 
 
 def _describe_bad(v: Any, bad: Any) -> str:
-    from ..array_namespace import np
-
     shown = [float(x) for x in np.asarray(v)[np.asarray(bad)].reshape(-1)[:3].tolist()]
     words = ", ".join(f"{x:g}" for x in shown)
     n = int(np.sum(bad))
@@ -56,7 +53,6 @@ def check_data(family: Any, params: dict[str, Any], value: Any) -> None:
     outside their support has density zero, which the model reports when it is built)."""
     if not getattr(family, "discrete", False):
         return
-    from ..array_namespace import np
 
     v = known_host_values(value)
     if v is None or v.size == 0:

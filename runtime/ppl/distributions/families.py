@@ -35,6 +35,7 @@ from ...graph.bijectors import (
     simplex,
 )
 from ...graph.families import Family
+from ...host_namespace import np, to_host
 from ...tensor import Tensor
 from . import sampling as smp
 from .data_checks import check_data
@@ -650,8 +651,6 @@ class Pareto(Univariate):
         if self.fixed and math.prod(b.shape) == 1:
             return greater_than(float(b.item()))
         if self.fixed:
-            from ..array_namespace import np, to_host  # NumPy, or pure arrays without it
-
             vals = to_host(b).ravel()
             if vals.size and np.all(vals == vals[0]):
                 return greater_than(float(vals[0]))

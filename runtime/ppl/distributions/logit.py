@@ -16,6 +16,7 @@ from typing import Any
 from ... import ops
 from ...autodiff.batching import batch_rule
 from ...autodiff.core import Primitive, bind
+from ...host_namespace import NAME, np, to_tensor
 from ...tensor import Tensor
 
 __all__ = ["bernoulli_logit_log_density", "softplus_stable"]
@@ -49,8 +50,6 @@ def bernoulli_logit_log_density(data: Tensor, dtype: Any, backend: Any
     """The summed Bernoulli log probability of ``data`` as a function of ``eta`` when
     prob = sigmoid(eta); None unless every value is 0 or 1 (the general density gives the
     others probability zero)."""
-    from ..array_namespace import NAME, np, to_tensor
-
     # the data are constants: reading them does not tie a staged program to values
     raw = data._raw_unchecked()
     y = np.asarray(raw if NAME == "numpy" else data.backend.to_list(raw), dtype=np.float64)

@@ -22,7 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import ops
+from ...graph.bijectors import biject_to
 from ...tensor import Tensor
+from .special import logdiffexp
 
 __all__ = [
     "beta",
@@ -291,8 +293,6 @@ def solve_quantile(base: Any, support: Any, params: dict[str, Any], lower: float
     log space, by Newton's method on the free scale of ``support`` safeguarded by bisection.
     Each side's log mass is close to linear in the free coordinate near its own bound, so
     Newton converges in a few steps even for draws very close to a bound."""
-    from ...graph.bijectors import biject_to
-
     bij = biject_to(support)
     sign = -1.0 if support.kind == "less_than" else 1.0
     low_u = u < 0.5
@@ -347,6 +347,4 @@ def solve_quantile(base: Any, support: Any, params: dict[str, Any], lower: float
 
 
 def _logdiffexp(a: Any, b: Any) -> Any:
-    from .special import logdiffexp
-
     return logdiffexp(a, b)

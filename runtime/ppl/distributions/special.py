@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ... import ops
+from ...tensor import Tensor
 
 __all__ = [
     "LOG_2",
@@ -343,8 +344,6 @@ def _broadcast(*ts: Any) -> list[Any]:
 
 
 def _as_pair(a: Any, x: Any) -> tuple[Any, Any]:
-    from ...tensor import Tensor
-
     if not isinstance(a, Tensor) and not isinstance(x, Tensor):
         a = ops.tensor(a, dtype="float64")
     if not isinstance(a, Tensor):

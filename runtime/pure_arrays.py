@@ -3,7 +3,7 @@
 Pyodide's core has no NumPy, yet ``mcmc()`` keeps per-chain state (positions, momenta, step
 sizes, tree statistics) on the host and computes R-hat and ESS there. This module provides the
 same names with the same semantics for those uses, so the samplers run unchanged on it (see
-``array_namespace``): an :class:`ndarray` of ``bool``/``int64``/``float64``/``complex128``
+``host_namespace``): an :class:`ndarray` of ``bool``/``int64``/``float64``/``complex128``
 values stored row-major in a flat Python list, NumPy broadcasting, IEEE results instead of
 Python exceptions (``exp`` overflow is ``inf``, ``log(0)`` is ``-inf``, ``0/0`` is ``nan``,
 ``nan`` propagates through ``max``/``minimum``/``maximum``), reductions with ``axis`` and
@@ -29,6 +29,9 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from types import SimpleNamespace
 from typing import Any
+
+from . import dtypes as D
+from .random import Generator as Philox
 
 __all__ = [
     "abs", "absolute", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
@@ -1739,9 +1742,6 @@ class Generator:
     (``tensorbridge.random.Generator``), identical with and without NumPy for a given seed."""
 
     def __init__(self, seed: int | None = None) -> None:
-        from .. import dtypes as D
-        from ..random import Generator as Philox
-
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
         self._philox = Philox(operator.index(seed))
