@@ -257,6 +257,7 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy, *, numpy: bool | Non
         if policy.na_sentinels:
             na = np.asarray(arr == INT_MIN)
             if na.any():
+                # lazy: na_arrays subclasses numpy.ma (NumPy is optional in the bridge)
                 from .na_arrays import NAArray  # reductions over NA are NA, as in R
 
                 values[na] = False
@@ -268,7 +269,7 @@ def array_from_descriptor(desc: Array, policy: ArrayPolicy, *, numpy: bool | Non
     elif policy.na_sentinels and desc.dtype == "int32":
         na = np.asarray(arr == INT_MIN)
         if na.any():
-            from .na_arrays import NAArray
+            from .na_arrays import NAArray  # lazy: needs NumPy (see above)
 
             result = NAArray(arr, mask=na, copy=False)
     if desc.mask is not None:
