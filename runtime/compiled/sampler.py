@@ -118,8 +118,9 @@ class Density(Protocol):
 # --------------------------------------------------------------------- Python densities
 class PythonDensity:
     """A Python function ``f(q[n]) -> (logp, grad[n])`` as a C density (for tests and
-    comparisons: every call takes the GIL). An exception in ``f`` counts as a failure for the
-    sampler and is raised again by :meth:`raise_pending`."""
+    comparisons: every call takes the GIL). ``f`` returns None for a numerical failure (the
+    C density's nonzero return); an exception in ``f`` counts as a failure for the sampler and
+    is raised again by :meth:`raise_pending`."""
 
     def __init__(self, f: Any, n: int) -> None:
         ffi, lib = sampler_module().ffi, sampler_module().lib
@@ -153,7 +154,10 @@ def _bind_python_density(mod: CompiledModule) -> None:
         dens: PythonDensity = ffi.from_handle(ctx)
         try:
             n = dens.n
-            lp, g = dens.f(np.frombuffer(ffi.buffer(q, 8 * n), dtype=np.float64).copy())
+            out = dens.f(np.frombuffer(ffi.buffer(q, 8 * n), dtype=np.float64).copy())
+            if out is None:
+                return 1
+            lp, g = out
             g = np.ascontiguousarray(g, dtype=np.float64)
             if g.shape != (n,):
                 raise ValueError(f"density: gradient of shape {g.shape}, expected ({n},)")
@@ -254,19 +258,24 @@ def hmc_transition(q: Any, logp: float, grad: Any, step: float, inv_metric: Any,
 class ChainRun:
     """One chain's warmup and sampling in C, advanced ``run(k)`` iterations at a time.
 
-    Kept draws and their statistics land in this object's arrays (``draws``, ``stats``);
+    ``step_size`` is the initial step, searched from (Stan's heuristic) and adapted by dual
+    averaging when ``adapt_step``. Kept draws and their statistics land in this object's arrays
+    (``draws``, ``stats``);
     ``iter_divergent`` flags every iteration's divergence (warmup included) for progress.
     """
 
     def __init__(self, density: Density, q0: Any, key: tuple[int, int], *, kind: str = "nuts",
                  warmup: int, n_samples: int, thin: int = 1, max_depth: int = 10,
                  n_leapfrog: int = 10, jitter: bool = True, target_accept: float = 0.8,
-                 step_size: float | None = None, max_delta_h: float = 1000.0) -> None:
+                 step_size: float = 1.0, adapt_step: bool = True,
+                 max_delta_h: float = 1000.0) -> None:
         mod = sampler_module()
         ffi, lib = mod.ffi, mod.lib
         n = self.n = density.n
         if kind not in ("nuts", "hmc"):
             raise ValueError(f"kind: expected 'nuts' or 'hmc', got {kind!r}")
+        if kind == "nuts" and not 1 <= max_depth <= 30:
+            raise ValueError(f"max_depth: expected 1..30, got {max_depth}")
         self.total = warmup + n_samples * thin
         self.draws = np.zeros((n_samples, n))
         self.stats = {"accept_stat": np.zeros(n_samples),
@@ -277,8 +286,8 @@ class ChainRun:
         self.iter_divergent = np.zeros(self.total, bool)
         cfg = ffi.new("tb_chain_config *", {
             "n": n, "kind": 0 if kind == "nuts" else 1, "max_depth": max_depth,
-            "n_leapfrog": n_leapfrog, "jitter": int(jitter), "adapt_step": int(step_size is None),
-            "target_accept": target_accept, "step_size": 1.0 if step_size is None else step_size,
+            "n_leapfrog": n_leapfrog, "jitter": int(jitter), "adapt_step": int(adapt_step),
+            "target_accept": target_accept, "step_size": step_size,
             "max_delta_h": max_delta_h, "warmup": warmup, "n_samples": n_samples, "thin": thin,
             "key0": key[0], "key1": key[1]})
         out = self._out = ffi.new("tb_chain_out *")

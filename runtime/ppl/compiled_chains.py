@@ -1,0 +1,146 @@
+"""``run_chains`` with the sampler in C: each chain's warmup and sampling run in compiled code
+(``runtime/compiled/sampler.c``), one thread per chain, against a log density that is a C
+function pointer; Python sees only progress, interrupts and the draws.
+
+The semantics and the output are ``chains.run_chains``'s: the same initial points (found here in
+Python with the model's NumPy target), the same per-chain random streams, the same adaptation,
+thinning, statistics, warmup information and interrupts. Chains advance in blocks of iterations
+(sized to take about ``_BLOCK_SECONDS``); between blocks the main thread reports progress and
+checks ``should_stop``, the host's safe point and Ctrl-C, so an interrupt ends the run at the end
+of the current block with the draws taken so far.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..compiled.sampler import ChainRun, Density
+from ..errors import SamplingInterrupted
+from ..interrupts import safe_point
+from .chain_rng import chain_rng
+from .chains import Progress, SamplerConfig, _constrained_draws, _initial_free, _trace_derived, nuts
+from .draws import Draws
+
+__all__ = ["run_chains_compiled"]
+
+_BLOCK_SECONDS = 0.05  # between progress updates and interrupt checks
+_STATS = ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy", "lp")
+
+
+def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: int, chains: int,
+                        sampler: SamplerConfig | None, initial_values: Any, seed: int | None,
+                        thin: int, progress: bool | None,
+                        callback: Callable[[dict], Any] | None, callback_every: int,
+                        should_stop: Callable[[], bool] | None,
+                        chain_ids: list[int] | None = None) -> Draws:
+    """``chains.run_chains`` with every chain in C; ``density`` is the model's adjusted log
+    density and gradient on the free scale as a C function (``fn_address``, ``new_context()``,
+    ``n``), e.g. the C lowering of ``model``'s program."""
+    cfg = sampler or nuts()
+    for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
+                        ("thin", thin, 1)):
+        if not isinstance(v, int) or v < lo:
+            raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
+    n = model.n_free
+    if density.n != n:
+        raise ValueError(f"density: {density.n} free parameters, the model has {n}")
+    rng = chain_rng(seed, chains, chain_ids, np)
+    q0 = _initial_free(model, chains, initial_values, rng, model.compiled_target(chains))
+    runs = [ChainRun(density, q0[c], rng.keys[c], kind=cfg.kind, warmup=warmup,
+                     n_samples=n_samples, thin=thin, max_depth=cfg.max_depth,
+                     n_leapfrog=cfg.n_leapfrog, target_accept=cfg.target_accept,
+                     step_size=cfg.step_size or 1.0, adapt_step=cfg.step_size is None)
+            for c in range(chains)]
+
+    total = warmup + n_samples * thin
+    bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
+                   callback_every)
+    # which iterations' divergences the progress counts: warmup's and the kept draws' (as
+    # run_chains, which counts a thinned-out iteration's divergences nowhere)
+    counted = np.ones(total, bool)
+    counted[warmup:] = (np.arange(total - warmup) % thin) == 0
+    divergences = 0
+    done = 0  # iterations every chain has finished
+    interrupted = False
+    pool = cf.ThreadPoolExecutor(max_workers=chains, thread_name_prefix="tb-chain") \
+        if chains > 1 else None
+    try:
+        block = 1  # the first block also runs the step-size search
+        while done < total:
+            if should_stop is not None and should_stop():
+                interrupted = True
+                break
+            try:
+                safe_point()
+            except BaseException:  # a host's interrupt (bridge cancellation): keep the draws
+                interrupted = True
+                break
+            k = min(block, total - done)
+            start = time.perf_counter()
+            stop = _run_block(runs, k, pool)
+            elapsed = time.perf_counter() - start
+            for r in runs:
+                r.raise_pending()
+            div = np.sum([r.iter_divergent[done:done + k] for r in runs], axis=0)
+            for j in range(k):
+                i = done + j
+                divergences += int(div[j]) if counted[i] else 0
+                bar.update(i, "warmup" if i < warmup else "sampling", divergences)
+            done += k
+            if stop:
+                interrupted = True
+                break
+            if elapsed < _BLOCK_SECONDS / 2:
+                block *= 2
+            elif elapsed > 2 * _BLOCK_SECONDS and block > 1:
+                block //= 2
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    kept = min(r.kept for r in runs)
+    if interrupted:
+        warnings.warn(f"mcmc: interrupted at iteration {done + 1} of {total}; returning the "
+                      f"{kept} draws taken so far", SamplingInterrupted, stacklevel=3)
+    free = np.stack([r.draws[:kept] for r in runs])
+    stats = {k: (np.stack([r.stats[k][:kept] for r in runs]) if kept else np.zeros((chains, 0)))
+             for k in _STATS}
+    values = _constrained_draws(model, free)
+    warmup_info = {"step_size": np.array([r.step_size for r in runs]),
+                   "inv_metric": np.stack([r.inv_metric for r in runs]),
+                   "divergences": sum(r.warmup_divergences for r in runs)}
+    draws = Draws(values, free, stats, warmup=warmup_info, interrupted=interrupted)
+    draws.node_names = dict(zip(model.variables, model.variable_names()))
+    _trace_derived(model, draws)
+    return draws
+
+
+def _run_block(runs: list[ChainRun], k: int, pool: cf.ThreadPoolExecutor | None) -> bool:
+    """``k`` iterations of every chain; True when Ctrl-C came meanwhile. The chains always
+    finish the block (C cannot be stopped mid-call), so they stay in step."""
+    if pool is None:
+        try:
+            runs[0].run(k)
+        except KeyboardInterrupt:  # pragma: no cover - raised only after the C call returned
+            return True
+        return False
+    futures = [pool.submit(r.run, k) for r in runs]
+    stop = False
+    while True:
+        try:
+            cf.wait(futures)
+            break
+        except KeyboardInterrupt:
+            stop = True  # wait for the block: its threads are writing into the draws
+    for f in futures:
+        f.result()  # a chain's error (out of memory) surfaces here
+    return stop
