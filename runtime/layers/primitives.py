@@ -57,7 +57,7 @@ def embedding_lookup(table: Tensor, indices: Tensor) -> Tensor:
     if indices.dtype.kind != "i":
         raise TypeError(f"indices: expected an integer tensor, got {indices.dtype}")
     if GATHER not in table.backend.kernels or SCATTER not in table.backend.kernels:
-        return take(table, indices, axis=0)
+        return take(table, indices, axis=0)  # without these kernels (reads the indices)
     return bind(_gather, (table, indices), {})
 
 
