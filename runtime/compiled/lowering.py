@@ -95,6 +95,58 @@ static inline double tb_logaddexp(double x, double y) {
 static inline double tb_expit(double x) { return 1.0 / (1.0 + exp(-x)); } /* SciPy's expit */
 static inline double tb_expit_np(double x) { return exp(-tb_logaddexp(0.0, -x)); }
 static inline double tb_lgamma(double x) { int s; return lgamma_r(x, &s); } /* reentrant */
+/* digamma: Cephes' psi as SciPy evaluates it (bit for bit, checked at 2e6 points), except within
+   0.3 of the negative root -0.5041, where SciPy sums a zeta series and this reflection loses
+   relative accuracy (to ~1e-10) */
+static inline double tb_digamma(double x) {
+    double y = 0.0;
+    if (isnan(x) || x == INFINITY) return x;
+    if (x == -INFINITY) return NAN;
+    if (x == 0) return copysign(INFINITY, -x);
+    if (x < 0) {
+        /* reflection psi(x) = psi(1 - x) - pi / tan(pi x), with the whole part taken off */
+        double r = x - trunc(x);
+        if (r == 0.0) return NAN;
+        y = -3.141592653589793 / tan(3.141592653589793 * r);
+        x = 1.0 - x;
+    }
+    if (x <= 10.0 && x == floor(x)) {  /* psi(n) = -gamma + sum_{k<n} 1/k */
+        for (long k = 1; k < (long)x; k++) y += 1.0 / (double)k;
+        return y - 0.57721566490153286061;
+    }
+    if (x < 1.0) {
+        y -= 1.0 / x;
+        x += 1.0;
+    } else if (x < 10.0) {
+        while (x > 2.0) { x -= 1.0; y += 1.0 / x; }
+    }
+    if (x >= 1.0 && x <= 2.0) {
+        /* Boost's rational approximation on [1, 2] around the positive root:
+           psi(x) = (x - root) (Y + P(x - 1) / Q(x - 1)) */
+        const double Y = (double)0.99558162689208984f;
+        double t = x - 1.0, g = x - 1569415565.0 / 1073741824.0;
+        g -= (381566830.0 / 1073741824.0) / 1073741824.0;
+        g -= 0.9016312093258695918615325266959189453125e-19;
+        double p = ((((-0.0020713321167745952 * t - 0.045251321448739056) * t
+                      - 0.28919126444774784) * t - 0.65031853770896507) * t
+                    - 0.32555031186804491) * t + 0.25479851061131551;
+        double q = (((((-0.55789841321675513e-6 * t + 0.0021284987017821144) * t
+                       + 0.054151797245674225) * t + 0.43593529692665969) * t
+                     + 1.4606242909763515) * t + 2.0767117023730469) * t + 1.0;
+        return y + (g * Y + g * (p / q));
+    }
+    {   /* x > 10: the asymptotic series, sum of B_2k / (2k x^2k) */
+        double s = 0.0;
+        if (x < 1.0e17) {
+            double z = 1.0 / (x * x);
+            s = ((((((8.33333333333333333333E-2 * z - 2.10927960927960927961E-2) * z
+                     + 7.57575757575757575758E-3) * z - 4.16666666666666666667E-3) * z
+                   + 3.96825396825396825397E-3) * z - 8.33333333333333333333E-3) * z
+                 + 8.33333333333333333333E-2) * z;
+        }
+        return y + (log(x) - 0.5 / x - s);
+    }
+}
 /* npy_divmod's floor division */
 static inline double tb_floordiv(double a, double b) {
     double mod = fmod(a, b), div, fd;
@@ -161,6 +213,7 @@ _UNARY_F = {
     "tanh": "tanh({0})", "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})",
     "round": "nearbyint({0})", "floor": "floor({0})", "ceil": "ceil({0})",
     "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "tb_lgamma({0})",
+    "digamma": "tb_digamma({0})",
     "softplus": "tb_logaddexp(0.0, {0})",
 }
 _BINARY_F = {
@@ -171,11 +224,9 @@ _BINARY_F = {
 _COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
             "greater_equal": ">="}
 _ELEMENTWISE = frozenset((*_UNARY_F, *_BINARY_F, *_COMPARE, "logical_and", "logical_or",
-                          "logical_not", "isnan", "isfinite", "sigmoid", "where", "clip",
-                          "cast", "broadcast_to"))
+                          "logical_not", "isnan", "isfinite", "sigmoid", "polygamma", "where",
+                          "clip", "cast", "broadcast_to"))
 _NOT_YET = {
-    "digamma": "needs an accurate series near its positive root (not written yet)",
-    "polygamma": "needs an accurate series near its positive root (not written yet)",
     "argmax": "index results are not lowered yet", "argmin": "index results are not lowered yet",
     "cumsum": "scans are not lowered yet", "one_hot": "not lowered yet",
 }
@@ -712,6 +763,11 @@ def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
         return _BINARY_F[name].format(*vals)
     if name == "sigmoid":
         return _sigmoid_template().format(*vals)
+    if name == "polygamma":
+        if params.get("n") != 0:
+            raise LoweringError(f"polygamma: order n={params.get('n')!r} is not lowered (only "
+                                f"n=0, digamma)")
+        return f"tb_digamma({vals[0]})"
     if name == "clip":
         lo = -float("inf") if params.get("lo") is None else params["lo"]
         hi = float("inf") if params.get("hi") is None else params["hi"]

@@ -98,6 +98,19 @@ def test_logistic_regression_matches_numpy_and_finite_differences() -> None:
     _check_model(logistic_regression())
 
 
+def test_free_gamma_and_beta_shapes_need_lgamma_and_digamma() -> None:
+    rng = np.random.default_rng(3)
+    shape = tb.variable(lower=0.0)
+    rate = tb.variable(lower=0.0)
+    tb.distribution(tb.as_data(rng.gamma(2.0, 1.5, size=40)), tb.gamma(shape, rate))
+    a = tb.variable(lower=0.0)
+    b = tb.variable(lower=0.0)
+    tb.distribution(tb.as_data(rng.beta(2.0, 5.0, size=30)), tb.beta(a, b))
+    model = tb.model(shape=shape, rate=rate, a=a, b=b)
+    assert "tb_digamma(" in _compile(model).source.split("int tb_ldg")[1]
+    _check_model(model)
+
+
 @pytest.mark.parametrize("posterior", list(P.MODELS))
 def test_posteriordb_model_matches_numpy(posterior: str) -> None:
     fx = P.load(posterior)
@@ -149,7 +162,7 @@ def test_elementwise_kernels_keep_numpys_nan_and_division_semantics() -> None:
     """Kernels the models above do not reach, at NaN, infinities, zeros and negatives."""
     from tensorbridge.runtime.backends import get_backend
 
-    weights = 1.0 + np.arange(120.0).reshape(20, 6) / 7.0
+    weights = 1.0 + np.arange(126.0).reshape(21, 6) / 7.0
 
     def terms(q):
         a, b = q[:6], q[6:]
@@ -158,8 +171,8 @@ def test_elementwise_kernels_keep_numpys_nan_and_division_semantics() -> None:
                  tb.lgamma(tb.abs(a) + 0.5), tb.erf(a), tb.erfc(b), tb.expm1(a), tb.sign(b),
                  tb.cast(tb.logical_and(a < 1.0, b >= 0.0), "float64"), tb.square(b),
                  tb.power(tb.abs(a) + 1.0, b), tb.tanh(b), tb.floor(a), tb.ceil(b),
-                 tb.round(a * 2.5)]
-        stacked = tb.stack(parts)  # [20, 6]
+                 tb.round(a * 2.5), tb.digamma(tb.abs(a) + 0.25)]
+        stacked = tb.stack(parts)  # [21, 6]
         # NaN and infinities as distinct finite values, weighted by position: the total sees
         # which element is NaN, infinite or neither
         marked = tb.where(tb.isnan(stacked), 1000.0, tb.where(tb.isfinite(stacked), stacked,
