@@ -215,6 +215,8 @@ typedef struct {
     double *e_inv;                           /* signed step times inverse metric */
     double *fwd[4], *bwd[4];                 /* tree ends: q, p, grad, M^-1 p */
     double *rho, *sample_q, *sample_g, *tmp, *tmp2, *tmp3, *q0, *p0, *g0;
+    double *metro;            /* per-leaf acceptances, kept only to sum them pairwise */
+    size_t metro_cap;
 } tb_work;
 
 static void work_free(tb_work *w)
@@ -222,6 +224,7 @@ static void work_free(tb_work *w)
     if (w != NULL) {
         free(w->block);
         free(w->trees);
+        free(w->metro);
         free(w);
     }
 }
@@ -284,9 +287,10 @@ typedef struct {
     tb_density_fn fn;
     void *ctx;
     tb_rng *rng;
+    int pairwise_accept;
     int64_t n_leapfrog;
     double sum_metro;
-    int divergent;
+    int divergent, failed; /* failed: out of memory */
 } tb_builder;
 
 static void swap(double **a, double **b)
@@ -322,8 +326,23 @@ static void leaf(tb_builder *b, tb_tree *out)
     out->prop_logp = w->cur_logp;
     out->log_w = log_w;
     out->valid = log_w >= -b->max_delta_h;
+    double metro = exp(log_w < 0.0 ? log_w : 0.0);
+    if (b->pairwise_accept) {
+        if ((size_t)b->n_leapfrog == w->metro_cap) {
+            size_t cap = w->metro_cap ? 2 * w->metro_cap : 64;
+            double *grown = realloc(w->metro, cap * sizeof(double));
+            if (grown == NULL)
+                b->failed = 1;
+            else {
+                w->metro = grown;
+                w->metro_cap = cap;
+            }
+        }
+        if (!b->failed)
+            w->metro[b->n_leapfrog] = metro;
+    }
     b->n_leapfrog++;
-    b->sum_metro += exp(log_w < 0.0 ? log_w : 0.0);
+    b->sum_metro += metro;
     if (-log_w > b->max_delta_h)
         b->divergent = 1;
 }
@@ -390,10 +409,12 @@ static void build(tb_builder *b, int depth, tb_tree *out)
     out->valid = persist;
 }
 
+/* pairwise_accept: sum the leaves' acceptances pairwise, as NumPy reduces them for a batch of
+ * one chain (several chains: in order) */
 static int nuts_impl(tb_work *w, const double *q, double logp, const double *grad, double step,
                      const double *inv, tb_density_fn fn, void *ctx, tb_rng *rng, int max_depth,
-                     double max_delta_h, double *q_out, double *logp_out, double *grad_out,
-                     tb_stats *stats)
+                     double max_delta_h, int pairwise_accept, double *q_out, double *logp_out,
+                     double *grad_out, tb_stats *stats)
 {
     int n = w->n;
     size_t bytes = (size_t)n * sizeof(double);
@@ -404,7 +425,7 @@ static int nuts_impl(tb_work *w, const double *q, double logp, const double *gra
     for (int j = 0; j < n; j++)
         p0[j] = p0[j] / sqrt(inv[j]);
     double h0 = hamiltonian(p0, logp, inv, n, w->tmp);
-    tb_builder b = {w, inv, 0.0, h0, max_delta_h, fn, ctx, rng, 0, 0.0, 0};
+    tb_builder b = {w, inv, 0.0, h0, max_delta_h, fn, ctx, rng, pairwise_accept, 0, 0.0, 0, 0};
 
     memcpy(w->fwd[0], q, bytes);
     memcpy(w->fwd[1], p0, bytes);
@@ -465,6 +486,10 @@ static int nuts_impl(tb_work *w, const double *q, double logp, const double *gra
         if (!persist)
             break;
     }
+    if (b.failed)
+        return -1;
+    if (pairwise_accept)
+        b.sum_metro = 0.0 + sum_np(w->metro, (int)b.n_leapfrog);
     memcpy(q_out, w->sample_q, bytes);
     memcpy(grad_out, w->sample_g, bytes);
     *logp_out = sample_logp;
@@ -527,14 +552,14 @@ static int hmc_impl(tb_work *w, const double *q, double logp, const double *grad
 /* Single transitions with explicit inputs (for step-for-step tests); q_out may alias q. */
 int tb_nuts_transition(int n, const double *q, double logp, const double *grad, double step,
                        const double *inv_metric, tb_density_fn fn, void *ctx, tb_rng *rng,
-                       int max_depth, double max_delta_h, double *q_out, double *logp_out,
-                       double *grad_out, tb_stats *stats)
+                       int max_depth, double max_delta_h, int pairwise_accept, double *q_out,
+                       double *logp_out, double *grad_out, tb_stats *stats)
 {
     tb_work *w = work_new(n, max_depth);
     if (w == NULL)
         return -1;
     int rc = nuts_impl(w, q, logp, grad, step, inv_metric, fn, ctx, rng, max_depth, max_delta_h,
-                       q_out, logp_out, grad_out, stats);
+                       pairwise_accept, q_out, logp_out, grad_out, stats);
     work_free(w);
     return rc;
 }
@@ -657,7 +682,7 @@ static int windows_end(tb_windows *s, int i)
 typedef struct {
     int n;
     int kind; /* 0: NUTS, 1: static HMC */
-    int max_depth, n_leapfrog, jitter, adapt_step;
+    int max_depth, n_leapfrog, jitter, adapt_step, pairwise_accept;
     double target_accept, step_size, max_delta_h;
     int warmup, n_samples, thin;
     uint32_t key0, key1; /* chain_rng.chain_key(seed, chain) */
@@ -768,8 +793,8 @@ int tb_chain_run(tb_chain *c, int n_iter, const tb_chain_out *out)
         tb_rng_restart(&c->rng, (uint32_t)i, TB_PURPOSE_TRANSITION);
         if (cfg->kind == 0)
             rc = nuts_impl(c->work, c->q, c->logp, c->grad, c->step, c->inv, c->fn, c->ctx,
-                           &c->rng, cfg->max_depth, cfg->max_delta_h, c->q, &c->logp, c->grad,
-                           &st);
+                           &c->rng, cfg->max_depth, cfg->max_delta_h, cfg->pairwise_accept,
+                           c->q, &c->logp, c->grad, &st);
         else
             rc = hmc_impl(c->work, c->q, c->logp, c->grad, c->step, c->inv, c->fn, c->ctx,
                           &c->rng, cfg->n_leapfrog, cfg->jitter, cfg->max_delta_h, c->q,

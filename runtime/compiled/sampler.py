@@ -47,7 +47,7 @@ typedef struct {
 typedef struct {
     int n;
     int kind;
-    int max_depth, n_leapfrog, jitter, adapt_step;
+    int max_depth, n_leapfrog, jitter, adapt_step, pairwise_accept;
     double target_accept, step_size, max_delta_h;
     int warmup, n_samples, thin;
     uint32_t key0, key1;
@@ -74,8 +74,8 @@ void tb_rng_normals(tb_rng *r, int m, double *out);
 
 int tb_nuts_transition(int n, const double *q, double logp, const double *grad, double step,
                        const double *inv_metric, tb_density_fn fn, void *ctx, tb_rng *rng,
-                       int max_depth, double max_delta_h, double *q_out, double *logp_out,
-                       double *grad_out, tb_stats *stats);
+                       int max_depth, double max_delta_h, int pairwise_accept, double *q_out,
+                       double *logp_out, double *grad_out, tb_stats *stats);
 int tb_hmc_transition(int n, const double *q, double logp, const double *grad, double step,
                       const double *inv_metric, tb_density_fn fn, void *ctx, tb_rng *rng,
                       int n_leapfrog, int jitter, double max_delta_h, double *q_out,
@@ -236,13 +236,18 @@ def _transition(kind: str, q: Any, logp: float, grad: Any, step: float, inv_metr
 def nuts_transition(q: Any, logp: float, grad: Any, step: float, inv_metric: Any,
                     density: Density, key: tuple[int, int], iteration: int,
                     purpose: int = PURPOSE_TRANSITION, max_depth: int = 10,
-                    max_delta_h: float = 1000.0) -> TransitionResult:
+                    max_delta_h: float = 1000.0,
+                    pairwise_accept: bool = False) -> TransitionResult:
     """One NUTS transition of one chain from ``q`` (with its ``logp`` and ``grad``), reading the
-    chain's stream ``key`` restarted at ``(iteration, purpose)``."""
+    chain's stream ``key`` restarted at ``(iteration, purpose)``.
+
+    ``pairwise_accept``: sum the leaves' acceptance probabilities pairwise, as NumPy does in
+    the Python sampler for a batch of one chain (for several chains it sums them in order).
+    """
     if not 1 <= max_depth <= 30:
         raise ValueError(f"max_depth: expected 1..30, got {max_depth}")
     return _transition("nuts", q, logp, grad, step, inv_metric, density, key, iteration,
-                       purpose, int(max_depth), float(max_delta_h))
+                       purpose, int(max_depth), float(max_delta_h), int(bool(pairwise_accept)))
 
 
 def hmc_transition(q: Any, logp: float, grad: Any, step: float, inv_metric: Any,
@@ -260,7 +265,7 @@ class ChainRun:
 
     ``step_size`` is the initial step, searched from (Stan's heuristic) and adapted by dual
     averaging when ``adapt_step``. Kept draws and their statistics land in this object's arrays
-    (``draws``, ``stats``);
+    (``draws``, ``stats``); ``pairwise_accept`` as in :func:`nuts_transition`;
     ``iter_divergent`` flags every iteration's divergence (warmup included) for progress.
     """
 
@@ -268,7 +273,7 @@ class ChainRun:
                  warmup: int, n_samples: int, thin: int = 1, max_depth: int = 10,
                  n_leapfrog: int = 10, jitter: bool = True, target_accept: float = 0.8,
                  step_size: float = 1.0, adapt_step: bool = True,
-                 max_delta_h: float = 1000.0) -> None:
+                 max_delta_h: float = 1000.0, pairwise_accept: bool = False) -> None:
         mod = sampler_module()
         ffi, lib = mod.ffi, mod.lib
         n = self.n = density.n
@@ -288,7 +293,8 @@ class ChainRun:
             "n": n, "kind": 0 if kind == "nuts" else 1, "max_depth": max_depth,
             "n_leapfrog": n_leapfrog, "jitter": int(jitter), "adapt_step": int(adapt_step),
             "target_accept": target_accept, "step_size": step_size,
-            "max_delta_h": max_delta_h, "warmup": warmup, "n_samples": n_samples, "thin": thin,
+            "max_delta_h": max_delta_h, "pairwise_accept": int(pairwise_accept),
+            "warmup": warmup, "n_samples": n_samples, "thin": thin,
             "key0": key[0], "key1": key[1]})
         out = self._out = ffi.new("tb_chain_out *")
         self._buffers = []

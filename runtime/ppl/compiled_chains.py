@@ -56,7 +56,8 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     runs = [ChainRun(density, q0[c], rng.keys[c], kind=cfg.kind, warmup=warmup,
                      n_samples=n_samples, thin=thin, max_depth=cfg.max_depth,
                      n_leapfrog=cfg.n_leapfrog, target_accept=cfg.target_accept,
-                     step_size=cfg.step_size or 1.0, adapt_step=cfg.step_size is None)
+                     step_size=cfg.step_size or 1.0, adapt_step=cfg.step_size is None,
+                     pairwise_accept=chains == 1)  # how NumPy sums a batch of one
             for c in range(chains)]
 
     total = warmup + n_samples * thin
