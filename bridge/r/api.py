@@ -181,7 +181,8 @@ def call_method(t: Tensor, name: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def _as_index(spec: Any) -> Any:
-    """One axis of an R index (already 0-based): None (all), an int, or int positions."""
+    """One axis of an R subscript (already 0-based): None (all), an int, a slice for a run of
+    consecutive positions (a view, not a gather), or int positions."""
     if spec is None or isinstance(spec, int):
         return spec
     idx = np.asarray(spec, dtype=np.int64).reshape(-1)
@@ -190,22 +191,25 @@ def _as_index(spec: Any) -> Any:
     return idx
 
 
-def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> TensorRef:
-    """R's ``x[i, j, ...]`` (outer indexing, 0-based positions from R; ``drop`` removes every
-    extent of one, as R does). ``linear`` is R's ``x[i]`` on an array: column-major order."""
-    if not isinstance(x, Tensor):
-        raise TypeError("index: expected a tensor")
+def r_subscript(x: Any, specs: Any, *, linear: bool, drop: bool, greta: bool) -> Any:
+    """R's ``x[i]`` and ``x[i, j, ...]`` on a tensor or a lazy array, with 0-based positions
+    from R (``subscripts()``/``index_positions()`` in r-client/R/tensor.R parse them once for
+    both). ``linear``: ``x[i]`` on an array, column-major. ``drop``: remove every extent of
+    one, as R does. ``greta``: greta arrays' rules — never drop, ``x[i]`` is a column, and a
+    vector takes as many subscripts as a matrix has (missing trailing extents are one)."""
     if linear:
-        flat = tb.reshape(tb.transpose(x), (-1,)) if x.ndim > 1 else x
+        flat = tb.reshape(tb.transpose(x), (-1,)) if x.ndim > 1 else tb.reshape(x, (-1,))
         i = _as_index(specs[0] if isinstance(specs, (list, tuple)) else specs)
-        out = flat if i is None else (flat[i] if isinstance(i, slice) else tb.take(flat, i, 0))
         if isinstance(i, int):
-            out = tb.reshape(out, (1,))
-        return tensor_ref(out)
+            i = slice(i, i + 1)
+        out = flat if i is None else (flat[i] if isinstance(i, slice) else tb.take(flat, i, 0))
+        return tb.reshape(out, (-1, 1)) if greta else out
     specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
-    if len(specs) != x.ndim:
-        raise IndexError(f"index: {len(specs)} subscripts for a tensor with {x.ndim} dimensions")
     out = x
+    if greta and x.ndim < len(specs):
+        out = tb.reshape(x, (*x.shape, *(1,) * (len(specs) - x.ndim)))
+    if len(specs) != out.ndim:
+        raise IndexError(f"[: {len(specs)} subscripts for an array with {out.ndim} dimensions")
     for axis, spec in enumerate(specs):
         i = _as_index(spec)
         if i is None:
@@ -216,11 +220,18 @@ def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> Ten
             out = out[(slice(None),) * axis + (i,)]
         else:
             out = tb.take(out, i, axis)
-    if drop:
+    if drop and not greta:
         shape = tuple(d for d in out.shape if d != 1)
         if shape != out.shape:
             out = tb.reshape(out, shape)
-    return tensor_ref(out)
+    return out
+
+
+def index(x: Tensor, specs: Any, drop: bool = True, linear: bool = False) -> TensorRef:
+    """R's ``x[i, j, ...]`` on a tensor (see :func:`r_subscript`)."""
+    if not isinstance(x, Tensor):
+        raise TypeError("index: expected a tensor")
+    return tensor_ref(r_subscript(x, specs, linear=linear, drop=drop, greta=False))
 
 
 # R's tensor finalizer calls this through a C function pointer (r-client/src/tensorbridge.c):

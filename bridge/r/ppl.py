@@ -29,7 +29,7 @@ from ..descriptors import Ref
 from ..errors import ConversionError
 from ..handles import handles
 from ..na import is_na
-from .api import _no_na
+from .api import _no_na, r_subscript
 
 __all__ = [
     "as_data",
@@ -198,36 +198,10 @@ def bind(arrays: Any, axis: int, fn: str) -> dict[str, Any]:
         return lazy_out(tb.concat(xs, axis=along))
 
 
-def _as_index(spec: Any) -> Any:
-    if spec is None:
-        return None
-    idx = np.asarray(spec, dtype=np.int64).reshape(-1)
-    if idx.size and np.all(np.diff(idx) == 1):
-        return slice(int(idx[0]), int(idx[-1]) + 1)
-    return idx
-
-
 def subset(x: LazyArray, specs: Any, linear: bool) -> dict[str, Any]:
-    """R's ``x[i]`` (column-major positions; the result is a column) and ``x[i, j, ...]``
-    (never dropping extents, as greta), with 0-based positions from R."""
-    if linear:
-        flat = tb.reshape(tb.transpose(x), (-1,)) if x.ndim > 1 else tb.reshape(x, (-1,))
-        i = _as_index(specs[0] if isinstance(specs, (list, tuple)) else specs)
-        out = flat[i] if isinstance(i, slice) else tb.take(flat, i, 0)
-        return lazy_out(tb.reshape(out, (-1, 1)))
-    specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
-    out = x if x.ndim >= len(specs) else tb.reshape(x, (*x.shape, *(1,) * (len(specs) - x.ndim)))
-    if len(specs) != out.ndim:
-        raise IndexError(f"[: {len(specs)} subscripts for an array with {out.ndim} dimensions")
-    for axis, spec in enumerate(specs):
-        i = _as_index(spec)
-        if i is None:
-            continue
-        if isinstance(i, slice):
-            out = out[(slice(None),) * axis + (i,)]
-        else:
-            out = tb.take(out, i, axis)
-    return lazy_out(out)
+    """R's ``x[i]`` and ``x[i, j, ...]`` on a lazy array, by greta's rules (see
+    :func:`api.r_subscript`, which tensors share)."""
+    return lazy_out(r_subscript(x, specs, linear=linear, drop=False, greta=True))
 
 
 # -- printing -----------------------------------------------------------------------------------
@@ -320,10 +294,10 @@ def _initial_values(m: Any, initial_values: Any) -> Any:
 
 def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin: int,
            seed: int, initial_values: Any, callback: Callable[[dict], Any] | None,
-           callback_every: int, n_cores: Any = None) -> Any:
+           callback_every: int, n_cores: Any = None, backend: str = "auto") -> Any:
     """``mcmc()`` on R's main thread: progress goes to the R callback; a Ctrl-C ends the run
     with the draws taken so far (``Draws.interrupted``; R warns). ``n_cores`` (chains split
-    over worker processes) is passed on only when given."""
+    over worker processes) is passed on only when given; ``backend`` is checked by ``mcmc``."""
     extra = {} if n_cores is None else {"n_cores": int(n_cores)}
     with warnings.catch_warnings():
         # R warns about an interrupt itself; every other warning (staging falling back to
@@ -332,7 +306,7 @@ def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin:
         return tb.mcmc(m, n_samples=int(n_samples), warmup=int(warmup), chains=int(chains),
                        sampler=sampler, initial_values=_initial_values(m, initial_values),
                        seed=int(seed), thin=int(thin), progress=False, callback=callback,
-                       callback_every=max(1, int(callback_every)), **extra)
+                       callback_every=max(1, int(callback_every)), backend=backend, **extra)
 
 
 def _columns(arrays: list[np.ndarray]) -> np.ndarray:
