@@ -265,6 +265,10 @@ def _size(shape: tuple[int, ...]) -> int:
     return n
 
 
+def _squeeze(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
 def _strides(shape: tuple[int, ...]) -> list[int]:
     out, acc = [], 1
     for d in reversed(shape):
@@ -404,20 +408,27 @@ class _Generator:
         for s in self.outputs:
             uses.setdefault(s, []).append(len(self.steps))
         self.uses = uses
+        done: set[int] = set()  # steps already emitted inside an earlier loop
         i = 0
         while i < len(self.steps):
+            if i in done:
+                i += 1
+                continue
             name, refs, params, out = self.steps[i]
             if name in _ELEMENTWISE:
                 j = i
                 shape = self.meta[out][0]
-                while (j + 1 < len(self.steps) and self.steps[j + 1][0] in _ELEMENTWISE
-                       and self.meta[self.steps[j + 1][3]][0] == shape):
+                while (j + 1 < len(self.steps) and j + 1 not in done
+                       and self._fusable(self.steps[j + 1], shape)):
                     j += 1
-                total = None
-                if j + 1 < len(self.steps) and self._full_sum(self.steps[j + 1], i, j, shape):
-                    total = self.steps[j + 1]
-                self._fused(i, j, total)
-                i = j + (2 if total is not None else 1)
+                # full sums of the loop's values, wherever they come later: they read nothing
+                # else, so they can be accumulated in this loop
+                members = {self.steps[k][3] for k in range(i, j + 1)}
+                totals = [k for k in range(j + 1, len(self.steps))
+                          if k not in done and self._full_sum(self.steps[k], members, shape)]
+                done.update(totals)
+                self._fused(i, j, totals)
+                i = j + 1
                 continue
             self._emit(name, refs, params, out)
             i += 1
@@ -432,14 +443,28 @@ class _Generator:
         body.append("    return status;")
         return "\n".join(lines + self.buffers + body + ["}", ""])
 
-    def _full_sum(self, step: Any, i: int, j: int, shape: tuple[int, ...]) -> bool:
-        name, refs, params, out = step
-        if name != "sum" or self.meta[out][1] != "float64" or _size(self.meta[out][0]) != 1:
+    def _fusable(self, step: Any, shape: tuple[int, ...]) -> bool:
+        """Whether an elementwise ``step`` can join a loop over ``shape``: the same shape, or
+        the same elements in the same order (shapes equal but for 1s) with operands that are
+        read element by element or are single values."""
+        name, refs, _params, out = step
+        if name not in _ELEMENTWISE:
             return False
-        src = refs[0]
-        members = {self.steps[k][3] for k in range(i, j + 1)}
-        return (src in members and self.meta[src] == (shape, "float64")
-                and sorted(params["axis"]) == list(range(len(shape))))
+        oshape = self.meta[out][0]
+        if oshape == shape:
+            return True
+        if _squeeze(oshape) != _squeeze(shape):
+            return False
+        return all(_size(self.meta[r][0]) == 1 or _squeeze(self.meta[r][0]) == _squeeze(shape)
+                   for r in refs)
+
+    def _full_sum(self, step: Any, members: set[int], shape: tuple[int, ...]) -> bool:
+        name, refs, params, out = step
+        if name != "sum" or self.meta[out][1] != "float64" or refs[0] not in members:
+            return False
+        sshape, sdtype = self.meta[refs[0]]
+        return (sdtype == "float64" and _squeeze(sshape) == _squeeze(shape)
+                and sorted(params["axis"]) == list(range(len(sshape))))
 
     def _operand(self, slot: int, shape: tuple[int, ...], local: dict[int, str],
                  flat: str, idx: list[str]) -> tuple[str, str]:
@@ -450,8 +475,8 @@ class _Generator:
         oshape, dtype = self.meta[slot]
         if _size(oshape) == 1:
             return self._at(slot, "0"), dtype
-        if oshape == shape:
-            return self._at(slot, flat), dtype
+        if oshape == shape or _squeeze(oshape) == _squeeze(shape):
+            return self._at(slot, flat), dtype  # the same elements in the same order
         nd = len(shape)
         full = (1,) * (nd - len(oshape)) + tuple(oshape)
         st = _strides(full)
@@ -463,19 +488,22 @@ class _Generator:
         for _n, refs, _p, _o in group:
             for r in refs:
                 s = self.meta[r][0]
-                if s != shape and _size(s) != 1:
+                if _squeeze(s) != _squeeze(shape) and _size(s) != 1:
                     return True
         return False
 
-    def _fused(self, i: int, j: int, total: Any) -> None:
+    def _fused(self, i: int, j: int, totals: list[int]) -> None:
+        """One loop for steps ``i..j`` (elementwise, one shape) and the full sums ``totals``
+        (step indices) of their values."""
         group = self.steps[i:j + 1]
-        shape = self.meta[group[-1][3]][0]
+        shape = self.meta[group[0][3]][0]
         size = _size(shape)
         inner: list[str] = []
         local: dict[int, str] = {}
         nd = self._needs_nd(group, shape)
         idx = [f"i{k}" for k in range(len(shape))]
         flat = "f"
+        summed = set(totals)
         stored = []
         for name, refs, params, out in group:
             args = [self._operand(r, shape, local, flat, idx) for r in refs]
@@ -484,20 +512,18 @@ class _Generator:
             tmp = f"t{out}"
             inner.append(f"const {_CTYPE[dtype]} {tmp} = {expr};")
             local[out] = tmp
-            later = [u for u in self.uses.get(out, []) if u > j]
-            if total is not None and later == [j + 1] and out == total[1][0]:
-                later = []  # read only by the fused sum
-            if later:
-                stored.append(out)
+            if any(u > j and u not in summed for u in self.uses.get(out, [])):
+                stored.append(out)  # read after the loop: kept in the workspace
         for out in stored:
             self._alloc(out)
             inner.append(f"{self._at(out, flat)} = {local[out]};")
         pre, post = [], []
-        if total is not None:
-            pre.append("double acc = 0.0;")
-            inner.append(f"acc += {local[total[1][0]]};")
-            self._alloc(total[3])
-            post.append(f"{self._at(total[3], '0')} = acc;")
+        for n, k in enumerate(totals):
+            _name, refs, _params, out = self.steps[k]
+            pre.append(f"double acc{n} = 0.0;")
+            inner.append(f"acc{n} += {local[refs[0]]};")
+            self._alloc(out)
+            post.append(f"{self._at(out, '0')} = acc{n};")
         out_lines = ["    {"] + [f"        {x}" for x in pre]
         if nd:
             out_lines.append("        long f = 0;")

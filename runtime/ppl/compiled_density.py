@@ -111,5 +111,7 @@ def compile_density(model: Any) -> CompiledDensity:
         raise LoweringError("the model's log density cannot be staged (it reads a tensor value "
                             "while tracing), so it has no straight-line program to lower")
     lowered = lower(rec)
-    module = compile_module(lowered.name, f"{CTX_DECL}\n{lowered.cdef}", lowered.source)
+    # errno is never read: libm calls (sqrt) may be inlined; values are unchanged
+    module = compile_module(lowered.name, f"{CTX_DECL}\n{lowered.cdef}", lowered.source,
+                            extra_compile_args=("-fno-math-errno",))
     return CompiledDensity(lowered, module)

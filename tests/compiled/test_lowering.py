@@ -111,6 +111,17 @@ def test_free_gamma_and_beta_shapes_need_lgamma_and_digamma() -> None:
     _check_model(model)
 
 
+def test_integer_array_indexing_gathers_and_scatter_adds_repeated_positions() -> None:
+    """A hierarchical model indexed by data (group of each observation): a gather of integer
+    positions forward, a scatter-add with repeated positions (np.add.at) backward."""
+    rng = np.random.default_rng(7)
+    group = rng.integers(0, 4, size=60)
+    mu = tb.normal(0.0, 1.0, dim=4)
+    sd = tb.variable(lower=0.0)
+    tb.distribution(tb.as_data(rng.normal(size=60) + group), tb.normal(mu[group], sd))
+    _check_model(tb.model(mu=mu, sd=sd))
+
+
 @pytest.mark.parametrize("posterior", list(P.MODELS))
 def test_posteriordb_model_matches_numpy(posterior: str) -> None:
     fx = P.load(posterior)
@@ -143,7 +154,7 @@ def test_contexts_are_independent_and_the_function_has_no_static_state() -> None
     assert addr1 != addr2 and keep1 is not keep2
 
 
-def test_cholesky_of_an_indefinite_matrix_is_nan_and_a_nonzero_status() -> None:
+def test_a_failed_cholesky_gives_nan_and_a_nonzero_status() -> None:
     fx = P.load("gp_pois_regr-gp_pois_regr")
     model, _ = P.gp_pois_regr(fx["data"])
     cd = _compile(model)
