@@ -163,29 +163,33 @@ static double hamiltonian(const double *p, double logp, const double *inv, int n
     return isnan(h) ? INFINITY : h;
 }
 
-/* The density; a failure (nonzero) is a point of log density -inf, i.e. a divergence. */
-static void evaluate(tb_density_fn fn, void *ctx, const double *q, int n, double *logp,
-                     double *grad)
+/* The density; a failure (nonzero: returned as 1) is a point of log density -inf, i.e. a
+ * divergence, where the trajectory ends. */
+static int evaluate(tb_density_fn fn, void *ctx, const double *q, int n, double *logp,
+                    double *grad)
 {
     if (fn(ctx, q, logp, grad) != 0) {
         *logp = -INFINITY;
         for (int j = 0; j < n; j++)
-            grad[j] = 0.0; /* keeps later positions finite; the step is rejected anyway */
+            grad[j] = NAN;
+        return 1;
     }
+    return 0;
 }
 
-/* hamiltonian.leapfrog with a signed step */
-static void leapfrog(double *q, double *p, double *logp, double *g, double e, const double *inv,
-                     int n, tb_density_fn fn, void *ctx)
+/* hamiltonian.leapfrog with a signed step; 1 when the density failed */
+static int leapfrog(double *q, double *p, double *logp, double *g, double e, const double *inv,
+                    int n, tb_density_fn fn, void *ctx)
 {
     double half = 0.5 * e;
     for (int j = 0; j < n; j++) {
         p[j] = p[j] + half * g[j];
         q[j] = q[j] + e * inv[j] * p[j];
     }
-    evaluate(fn, ctx, q, n, logp, g);
+    int failed = evaluate(fn, ctx, q, n, logp, g);
     for (int j = 0; j < n; j++)
         p[j] = p[j] + half * g[j];
+    return failed;
 }
 
 typedef struct {
@@ -519,13 +523,15 @@ static int hmc_impl(tb_work *w, const double *q, double logp, const double *grad
     double eps = step * (jitter ? 0.9 + (1.1 - 0.9) * tb_rng_uniform(rng) : 1.0);
     memcpy(zq, q, bytes);
     memcpy(zg, grad, bytes);
-    int divergent = 0;
-    for (int s = 0; s < n_leapfrog; s++) {
-        leapfrog(zq, zp, &zlogp, zg, eps, inv, n, fn, ctx);
+    int divergent = 0, failed = 0;
+    for (int s = 0; s < n_leapfrog && !failed; s++) {
+        /* after a failure the energy stays infinite, as a NaN propagates in the Python
+         * sampler: the rest of the trajectory is not integrated */
+        failed = leapfrog(zq, zp, &zlogp, zg, eps, inv, n, fn, ctx);
         if (hamiltonian(zp, zlogp, inv, n, w->tmp) - h0 > max_delta_h)
             divergent = 1;
     }
-    double h = hamiltonian(zp, zlogp, inv, n, w->tmp);
+    double h = failed ? INFINITY : hamiltonian(zp, zlogp, inv, n, w->tmp);
     double log_accept = h0 - h;
     if (!(log_accept < 0.0) && !isnan(log_accept))
         log_accept = 0.0; /* np.minimum keeps a NaN */

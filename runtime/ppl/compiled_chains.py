@@ -52,7 +52,9 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     if density.n != n:
         raise ValueError(f"density: {density.n} free parameters, the model has {n}")
     rng = chain_rng(seed, chains, chain_ids, np)
-    q0 = _initial_free(model, chains, initial_values, rng, model.compiled_target(chains))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        # tries of initial points may overflow: they are retried, not warned about (as mcmc)
+        q0 = _initial_free(model, chains, initial_values, rng, model.compiled_target(chains))
     runs = [ChainRun(density, q0[c], rng.keys[c], kind=cfg.kind, warmup=warmup,
                      n_samples=n_samples, thin=thin, max_depth=cfg.max_depth,
                      n_leapfrog=cfg.n_leapfrog, target_accept=cfg.target_accept,
@@ -89,11 +91,7 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
             elapsed = time.perf_counter() - start
             for r in runs:
                 r.raise_pending()
-            div = np.sum([r.iter_divergent[done:done + k] for r in runs], axis=0)
-            for j in range(k):
-                i = done + j
-                divergences += int(div[j]) if counted[i] else 0
-                bar.update(i, "warmup" if i < warmup else "sampling", divergences)
+            divergences = _report(bar, runs, counted, done, k, warmup, divergences)
             done += k
             if stop:
                 interrupted = True
@@ -123,6 +121,27 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     draws.node_names = dict(zip(model.variables, model.variable_names()))
     _trace_derived(model, draws)
     return draws
+
+
+def _report(bar: Progress, runs: list[ChainRun], counted: np.ndarray, done: int, k: int,
+            warmup: int, divergences: int) -> int:
+    """Progress for iterations ``done .. done + k - 1``: ``bar.update`` where run_chains's
+    would call the callback, at the end of warmup (the count of warmup divergences) and at the
+    block's end (the bar); returns the divergences so far."""
+    div = np.sum([r.iter_divergent[done:done + k] for r in runs], axis=0) * counted[done:done + k]
+    cumulative = divergences + np.cumsum(div)
+    at = {k - 1}
+    if warmup - 1 - done in range(k):
+        at.add(warmup - 1 - done)
+    if bar.callback is not None:
+        first = -(done + 1) % bar.every  # the first j with (done + j + 1) % every == 0
+        at.update(range(first, k, bar.every))
+        if done + k == bar.total:
+            at.add(k - 1)
+    for j in sorted(at):
+        i = done + j
+        bar.update(i, "warmup" if i < warmup else "sampling", int(cumulative[j]))
+    return int(cumulative[-1])
 
 
 def _run_block(runs: list[ChainRun], k: int, pool: cf.ThreadPoolExecutor | None) -> bool:

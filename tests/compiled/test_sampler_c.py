@@ -5,6 +5,9 @@ adaptation, interrupts, and density failures as divergences."""
 from __future__ import annotations
 
 import math
+import os
+import signal
+import threading
 import warnings
 
 import numpy as np
@@ -59,6 +62,17 @@ def _walled(q):  # NaN beyond a radius for Python; the C density fails (returns 
 
 def _walled_c(q):
     return None if float(q @ q) > 4.0 else _walled(q)
+
+
+def _shell(q):  # NaN only in a thin shell: trajectories cross it and come back out
+    r = float(q @ q)
+    if 1.0 < r < 1.2:
+        return math.nan, np.full_like(q, math.nan)
+    return -0.5 * r, -q
+
+
+def _shell_c(q):
+    return None if 1.0 < float(q @ q) < 1.2 else _shell(q)
 
 
 def _batch(logp_grad):
@@ -211,8 +225,9 @@ def test_nuts_matches_plain_reference() -> None:
 
 @pytest.mark.parametrize("jitter", [True, False])
 def test_hmc_matches_python(jitter) -> None:
+    failed = 0
     for logp_grad, logp_grad_c, scale in ((_gaussian(4, 1), None, 1.0), (_funnel, None, 2.0),
-                                          (_walled, _walled_c, 1.0)):
+                                          (_walled, _walled_c, 1.0), (_shell, _shell_c, 0.5)):
         target = _batch(logp_grad)
         dens = cs.python_density(logp_grad_c or logp_grad, 4)
         eps = np.array([0.1, 0.4, 0.9]) * scale
@@ -228,9 +243,11 @@ def test_hmc_matches_python(jitter) -> None:
                 r = cs.hmc_transition(q0[c], lp[c], g[c], eps[c], np.ones(4), dens,
                                       streams.keys[c], it, n_leapfrog=7, jitter=jitter)
                 assert r.divergent == st.divergent[c] and r.n_leapfrog == 7
-                assert np.array_equal(r.q, z.q[c]) and r.logp == z.logp[c]
-                assert r.energy == st.energy[c]
+                assert np.array_equal(r.q, z.q[c])
+                np.testing.assert_equal((r.logp, r.energy), (z.logp[c], st.energy[c]))
                 np.testing.assert_equal(r.accept_stat, st.accept_stat[c])
+                failed += logp_grad is _shell and r.divergent
+    assert failed >= 3  # a failure ends the trajectory: rejected, acceptance 0, as NaN does
 
 
 # ---------------------------------------------------------------------------- whole runs
@@ -436,6 +453,23 @@ def test_host_interrupt_at_a_safe_point_keeps_draws(doubling_blocks) -> None:
         unregister_safe_point(hook)
     assert d.interrupted and d.free.shape == (2, 1 + 2 + 4, 3)  # blocks of 1, 2, 4
     assert any(issubclass(w.category, SamplingInterrupted) for w in caught)
+
+
+def test_ctrl_c_keeps_draws() -> None:
+    # a real SIGINT while the chains run in C threads: the block ends, the draws stay
+    m, _, mean, cov, _ = _regression_model()
+    dens = _CDensity(np.linalg.inv(cov), mean, 1e300)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    with pytest.warns(SamplingInterrupted, match="draws taken so far"):
+        timer.start()
+        try:
+            d = run_chains_compiled(m, dens, 10**6, 100, 2, None, None, 1, 1, False, None, 50,
+                                    None)
+        finally:
+            timer.join()
+    assert d.interrupted and 0 < d.free.shape[1] < 10**6
+    assert d.stats["lp"].shape == d.free.shape[:2]
+    assert np.all(np.isfinite(d.free)) and np.all(d.stats["n_leapfrog"] > 0)
 
 
 def test_python_density_errors_are_raised() -> None:
