@@ -4,25 +4,29 @@ The C function has the signature the compiled samplers call through a function p
 
     int NAME(void *ctx, const double *q, double *logp, double *grad);
 
-It returns 0, or nonzero when it detects a numerical failure (a Cholesky factor of a matrix that
-is not positive definite, a triangular solve with a zero pivot); the results are then the NaN
-values the NumPy kernels give. ``ctx`` points to a ``tb_ctx`` (``{const void **c; char *ws;}``):
-pointers to the constants (data arrays and values folded at lowering time, passed at run time so
-that the source, and its hash, depend on shapes and structure only) and a workspace for the
-intermediates. The function keeps no static mutable state: each thread passes its own ctx.
+``q``, ``logp`` and ``grad`` must not overlap. It returns 0, or nonzero when it detects a
+numerical failure (a Cholesky factor of a matrix that is not positive definite, a triangular
+solve with a zero pivot); the results are then the NaN values the NumPy kernels give. ``ctx``
+points to a ``tb_ctx`` (:data:`CTX_DECL`: ``{const void *const *c; char *ws;}``): pointers to the
+constants (data arrays and values folded at lowering time, passed at run time so that the
+source, and its hash, depend on shapes and structure only) and a workspace for intermediates
+(8-byte aligned). The function keeps no static mutable state (``lgamma_r``, not ``lgamma``):
+each thread passes its own ctx.
 
 What is lowered, with the NumPy kernels' semantics (``backends/numpy_backend.py``): float64
-elementwise arithmetic and math (NaN-propagating maximum/minimum/clip, NumPy's floor division,
-``logaddexp``-based softplus, SciPy's expit), comparisons, logical ops, where, casts, broadcasting,
-the reductions sum/prod/max/min/logsumexp over any axes, reshape, transpose, broadcast_to, concat,
-gather/scatter-add of flat positions, batched matmul (plain C loops: no BLAS yet), Cholesky and
-triangular solves. Integer and bool slots are kept in their C types but only moved, compared,
-selected and cast: anything else, or any other kernel or parameter, raises
-:class:`LoweringError` naming it (never an approximate lowering).
+elementwise arithmetic and math (NaN-propagating maximum/minimum/clip, NumPy's floor division
+and remainder, ``logaddexp``-based softplus, SciPy's expit, lgamma, digamma as SciPy computes
+it, erf, erfc, log1p, expm1...), comparisons, logical ops, where, casts, broadcasting, the
+reductions sum/prod/max/min/logsumexp over any axes, reshape, transpose, broadcast_to, concat,
+gather/scatter-add of flat positions (basic slices as offsets into the same memory, other
+indexes as int64 position arrays in ctx), batched matmul (plain C loops: no BLAS yet), Cholesky
+and triangular solves. Integer and bool slots are kept in their C types but only moved,
+compared, selected and cast. Any other kernel, parameter or dtype raises :class:`LoweringError`
+(a ``NotImplementedError``) naming it: nothing is lowered approximately.
 
-Consecutive elementwise steps of one output shape become one loop; their intermediates that no
-later step reads stay in registers, and a full ``sum`` of the loop's last value is accumulated
-in the same loop.
+Consecutive elementwise steps of one shape (or shapes equal but for 1s) become one loop, whose
+intermediates that no later step reads stay in registers; full sums of a loop's values are
+accumulated in that loop, wherever the program takes them.
 """
 
 from __future__ import annotations
