@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import numpy_backend
 from ..errors import TensorBridgeError
 
 __all__ = ["LoweredFunction", "LoweringError", "lower"]
@@ -751,8 +752,7 @@ class _Generator:
 
 
 def _sigmoid_template() -> str:
-    from ..backends import numpy_backend
-
+    # the NumPy kernel's own formula: SciPy's expit when SciPy is there, else logaddexp
     return "tb_expit({0})" if numpy_backend._expit is not None else "tb_expit_np({0})"
 
 
