@@ -299,7 +299,6 @@ class _Generator:
         self.consts: dict[int, Any] = {}
         self.steps: list[tuple[str, tuple[int, ...], dict[str, Any], int]] = []
         self.const_arrays: list[Any] = []
-        self.const_index: dict[int, int] = {}
         self.ws_bytes = 0
         self.storage: dict[int, tuple[str, int]] = {}  # slot -> (C buffer, element offset)
         self.buffers: list[str] = []  # declarations
@@ -318,14 +317,14 @@ class _Generator:
             raise LoweringError(f"input: expected a float64 vector, got {dtype}{list(shape)}")
         self.n = int(shape[0])
         self.input = inp
-        consts = {s: np.asarray(v) for s, v in rec.consts.items()}
+        consts = dict(rec.consts)  # raw values: folded steps see what staging's kernels see
         alias: dict[int, int] = {}
         seen: dict[Any, int] = {}
         live = []
         for name, kernel, refs, params, out in rec.steps:
             refs = tuple(alias.get(r, r) for r in refs)
             if all(r in consts for r in refs):  # fixed at trace time: computed here, once
-                consts[out] = np.asarray(kernel(*[consts[r] for r in refs], **params))
+                consts[out] = kernel(*[consts[r] for r in refs], **params)
                 continue
             try:
                 key = (name, refs, tuple(sorted(params.items())))
@@ -355,8 +354,9 @@ class _Generator:
         self.outputs = items
         for s in needed:
             if s in consts:
-                self.consts[s] = consts[s]
-                self.meta[s] = (tuple(consts[s].shape), _dtype_of_array(consts[s], "constant"))
+                self.consts[s] = np.asarray(consts[s])
+                arr = self.consts[s]
+                self.meta[s] = (tuple(arr.shape), _dtype_of_array(arr, "constant"))
         self.meta[inp] = (tuple(shape), dtype)
         for name, _refs, _params, out in self.steps:
             oshape, odtype = rec.meta[out]
