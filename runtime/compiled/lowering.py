@@ -300,6 +300,9 @@ class _Generator:
         self.steps: list[tuple[str, tuple[int, ...], dict[str, Any], int]] = []
         self.const_arrays: list[Any] = []
         self.ws_bytes = 0
+        self.blocks: dict[str, tuple[int, int]] = {}  # workspace buffer -> (offset, bytes)
+        self.last: dict[str, int] = {}  # live buffer -> the last step that reads it
+        self.free: list[tuple[int, int]] = []  # blocks no live value uses
         self.storage: dict[int, tuple[str, int]] = {}  # slot -> (C buffer, element offset)
         self.buffers: list[str] = []  # declarations
         self.lines: list[str] = []
@@ -390,15 +393,38 @@ class _Generator:
         return st
 
     def _alloc(self, slot: int) -> tuple[str, int]:
+        """Workspace for ``slot``: a block no live value uses (best fit), else a new one."""
         shape, dtype = self.meta[slot]
-        nbytes = max(_size(shape), 1) * (8 if dtype != "bool" else 1)
-        off = self.ws_bytes
-        self.ws_bytes += (nbytes + 7) // 8 * 8
+        nbytes = (max(_size(shape), 1) * (8 if dtype != "bool" else 1) + 7) // 8 * 8
+        fits = [b for b in self.free if b[1] >= nbytes]
+        if fits:
+            block = min(fits, key=lambda b: b[1])
+            self.free.remove(block)
+        else:
+            block = (self.ws_bytes, nbytes)
+            self.ws_bytes += nbytes
         buf = f"w{slot}"
-        self.buffers.append(f"    {_CTYPE[dtype]} *restrict {buf} = "
-                            f"({_CTYPE[dtype]} *)(cx->ws + {off});")
+        # no restrict: a block is reused by later values, through other pointers
+        self.buffers.append(f"    {_CTYPE[dtype]} *{buf} = ({_CTYPE[dtype]} *)(cx->ws + "
+                            f"{block[0]});")
+        self.blocks[buf] = block
         self.storage[slot] = (buf, 0)
+        self._keep(slot)
         return self.storage[slot]
+
+    def _keep(self, slot: int) -> None:
+        """Note that ``slot`` lives in its buffer until its last reader (aliases extend it)."""
+        buf = self.storage[slot][0]
+        if buf in self.blocks:
+            last = max(self.uses.get(slot, [0]))
+            self.last[buf] = max(self.last.get(buf, 0), last)
+
+    def _release(self, before: int) -> None:
+        """Free the blocks of the values no step from ``before`` on reads."""
+        for buf, last in list(self.last.items()):
+            if last < before:
+                self.free.append(self.blocks[buf])
+                del self.last[buf]
 
     def _at(self, slot: int, index: str) -> str:
         buf, off = self._ref(slot)
@@ -432,9 +458,11 @@ class _Generator:
                 totals = [k for k in range(j + 1, len(self.steps))
                           if k not in done and self._full_sum(self.steps[k], members, shape)]
                 done.update(totals)
+                self._release(i)
                 self._fused(i, j, totals)
                 i = j + 1
                 continue
+            self._release(i)
             self._emit(name, refs, params, out)
             i += 1
         lines = ["int @NAME@(void *ctx, const double *restrict q, double *restrict logp,",
@@ -575,6 +603,7 @@ class _Generator:
 
     def _k_reshape(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
         self.storage[out] = self._ref(refs[0])  # contiguous buffers: the same memory
+        self._keep(out)
 
     def _k_gather_flat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
         index = params["index"]
@@ -586,6 +615,7 @@ class _Generator:
         if not index.has_arrays and n and bool(np.all(np.diff(pos) == 1)):
             # a contiguous slice (structure, not data): the same memory at an offset
             self.storage[out] = (buf, off + int(pos[0]))
+            self._keep(out)
             return
         k = self._index_const(pos)
         self._alloc(out)
