@@ -152,6 +152,20 @@ def test_contexts_are_independent_and_the_function_has_no_static_state() -> None
     addr1, keep1 = cd.new_context()
     addr2, keep2 = cd.new_context()
     assert addr1 != addr2 and keep1 is not keep2
+    rng = np.random.default_rng(5)
+    states = [rng.normal(size=cd.n) for _ in range(8)]
+    want = [cd(q) for q in states]
+    # a context reused for other states gives the same bits: nothing carries over
+    again = cd(states[0])
+    assert again[0] == want[0][0] and np.array_equal(again[1], want[0][1])
+
+    def worker(k: int) -> bool:  # each thread its own context (CompiledDensity's per thread)
+        return all(cd(states[(k + i) % 8])[0] == want[(k + i) % 8][0] for i in range(400))
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(worker, range(4)))
 
 
 def test_a_failed_cholesky_gives_nan_and_a_nonzero_status() -> None:
