@@ -17,12 +17,12 @@ What is lowered, with the NumPy kernels' semantics (``backends/numpy_backend.py`
 elementwise arithmetic and math (NaN-propagating maximum/minimum/clip, NumPy's floor division
 and remainder, ``logaddexp``-based softplus, SciPy's expit, lgamma, digamma as SciPy computes
 it, erf, erfc, log1p, expm1...), comparisons, logical ops, where, casts, broadcasting, the
-reductions sum/prod/max/min/logsumexp over any axes, reshape, transpose, broadcast_to, concat,
-gather/scatter-add of flat positions (basic slices as offsets into the same memory, other
-indexes as int64 position arrays in ctx), batched matmul (plain C loops: no BLAS yet), Cholesky
-and triangular solves. Integer and bool slots are kept in their C types but only moved,
-compared, selected and cast. Any other kernel, parameter or dtype raises :class:`LoweringError`
-(a ``NotImplementedError``) naming it: nothing is lowered approximately.
+reductions sum/prod/max/min/logsumexp over any axes, cumsum (either way), reshape, transpose,
+broadcast_to, concat, gather/scatter-add of flat positions (basic slices as offsets into the
+same memory, other indexes as int64 position arrays in ctx), batched matmul (plain C loops: no
+BLAS yet), Cholesky and triangular solves. Integer and bool slots are kept in their C types but
+only moved, compared, selected and cast. Any other kernel, parameter or dtype raises
+:class:`LoweringError` (a ``NotImplementedError``) naming it: nothing is lowered approximately.
 
 Consecutive elementwise steps of one shape (or shapes equal but for 1s) become one loop, whose
 intermediates that no later step reads stay in registers; full sums of a loop's values are
@@ -233,7 +233,7 @@ _ELEMENTWISE = frozenset((*_UNARY_F, *_BINARY_F, *_COMPARE, "logical_and", "logi
                           "clip", "cast", "broadcast_to"))
 _NOT_YET = {
     "argmax": "index results are not lowered yet", "argmin": "index results are not lowered yet",
-    "cumsum": "scans are not lowered yet", "one_hot": "not lowered yet",
+    "one_hot": "not lowered yet",
 }
 
 
@@ -662,6 +662,23 @@ class _Generator:
                     f"{self._at(out, f'o * {row} + {at} + i')} = "
                     f"{self._at(r, f'o * {inner} + i')};")
             at += inner
+
+    def _k_cumsum(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
+        # sequential, as np.cumsum: the same sums in the same order (from the end if reverse)
+        axis = int(params["axis"])
+        length = oshape[axis]
+        outer, inner = _size(oshape[:axis]), _size(oshape[axis + 1:])
+        self._alloc(out)
+        k = f"({length - 1} - k)" if params["reverse"] else "k"
+        ix = f"(o * {length} + {k}) * {inner} + i"
+        self.lines += [
+            f"    for (long o = 0; o < {outer}; o++) for (long i = 0; i < {inner}; i++) {{",
+            "        double acc = 0.0;",
+            f"        for (long k = 0; k < {length}; k++) {{",
+            f"            acc += {self._at(refs[0], ix)};",
+            f"            {self._at(out, ix)} = acc;",
+            "        }",
+            "    }"]
 
     def _k_transpose(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
         perm = tuple(int(p) for p in params["perm"])

@@ -265,11 +265,24 @@ def test_the_disk_cache_serves_a_second_process(tmp_path, monkeypatch) -> None:
 
 
 def test_a_kernel_without_a_lowering_is_named() -> None:
-    x = tb.variable(dim=3)
-    tb.distribution(tb.as_data(np.zeros(3)), tb.normal(tb.cumsum(x), 1.0))
-    with pytest.raises(LoweringError, match="cumsum"):
+    # digamma's gradient is polygamma of order 1 (trigamma): not lowered
+    x = tb.variable(lower=1.0)
+    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.digamma(x), 1.0))
+    with pytest.raises(LoweringError, match="polygamma"):
         _compile(tb.model(x=x))
     assert issubclass(LoweringError, NotImplementedError)
+
+
+def test_a_random_walk_through_cumsum_forward_and_reversed() -> None:
+    steps = tb.normal(0.0, 1.0, dim=12)
+    scale = tb.variable(lower=0.0)
+    walk = tb.cumsum(steps * scale, axis=0)
+    tb.distribution(tb.as_data(np.sin(np.arange(12.0))), tb.normal(walk, 0.5))
+    model = tb.model(steps=steps, scale=scale)
+    rec = model._ldg_function(True, 1).recording(model._as_free(np.zeros(13)))
+    scans = {p["reverse"] for name, _k, _r, p, _o in rec.steps if name == "cumsum"}
+    assert scans == {False, True}  # the scan and its gradient, the reversed scan
+    _check_model(model)
 
 
 def test_only_float64_numpy_models_are_lowered() -> None:
