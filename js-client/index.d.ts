@@ -419,6 +419,9 @@ export interface McmcOptions {
   initialValues?: Record<string, unknown> | Record<string, unknown>[];
   /** onProgress every this many iterations (default 50). */
   callbackEvery?: number;
+  /** "auto" (default), "compiled" or "numpy": Pyodide has no C compiler, so "auto" samples
+   * with the runtime's pure-Python arrays there and "compiled" is an error. */
+  backend?: "auto" | "compiled" | "numpy";
   /** Fire-and-forget progress (the main thread in browsers). */
   onProgress?: (info: ProgressInfo) => unknown;
   /** Stops at the next iteration, keeping the draws so far (Node: an abort from a callback;

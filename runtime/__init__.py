@@ -36,6 +36,7 @@ from .compile import function
 from .dtypes import DType, bool_, float32, float64, int32, int64
 from .errors import (
     BackendMismatchError,
+    CompiledSamplingUnavailable,
     DisposedTensorError,
     MissingKernelError,
     NonDifferentiableError,
@@ -97,6 +98,7 @@ __all__ = [
     "CustomPrimitive",
     "DType",
     "DisposedTensorError",
+    "CompiledSamplingUnavailable",
     "Generator",
     "LazyArray",
     "Model",

@@ -54,3 +54,9 @@ class SamplingInterrupted(RuntimeWarning):
     """``mcmc`` was interrupted and returned the draws taken so far (``Draws.interrupted``).
     A category of its own so that a front door that reports interrupts itself (R, JS, the
     parent of worker processes) filters exactly this warning and no other."""
+
+
+class CompiledSamplingUnavailable(UserWarning):
+    """``mcmc(..., backend="auto")`` sampled on NumPy because the compiled sampler cannot run
+    here (no C compiler, or a model the C lowering does not handle yet); the message says why.
+    The draws are the same; only speed differs."""

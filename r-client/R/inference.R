@@ -244,6 +244,9 @@ ppl_mcmc_list <- function(values, columns, start, thin) {
 #' @param seed `NULL` or a whole number.
 #' @param n_cores `NULL` (sample in this process) or the number of worker processes to split
 #'   the chains over (greta's argument); the draws are the same either way.
+#' @param backend `"auto"` (the default: the compiled sampler when a C compiler is available
+#'   and the model can be compiled, else NumPy with a warning saying why), `"compiled"` (an
+#'   error when it cannot be) or `"numpy"`. The draws are the same either way, up to rounding.
 #' @return A `coda::mcmc.list` (class `c("tb_mcmc_list", "mcmc.list")`).
 #' @examples
 #' \dontrun{
@@ -256,7 +259,7 @@ ppl_mcmc_list <- function(values, columns, start, thin) {
 #' @export
 mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1000,
                  chains = 4, verbose = TRUE, pb_update = 50, initial_values = initials(),
-                 seed = NULL, n_cores = NULL) {
+                 seed = NULL, n_cores = NULL, backend = "auto") {
   fn <- "mcmc"
   ppl_model_arg(model, fn)
   if (!inherits(sampler, "tb_sampler")) {
@@ -279,7 +282,7 @@ mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1
   callback <- if (verbose) ppl_progress_bar(total) else NULL
   py_sampler <- do.call(ppl("sampler"), sampler)
   draws <- ppl("sample")(model$py, py_sampler, n_samples, warmup, chains, thin, seed, iv,
-                         callback, pb_update, n_cores)
+                         callback, pb_update, n_cores, backend)
   info <- ppl("draws_info")(draws)
   if (isTRUE(info$interrupted)) {
     warning(sprintf(

@@ -76,6 +76,9 @@ class Draws:
         self.interrupted = interrupted
         # variable node -> its name here; set by mcmc so calculate() finds unnamed variables
         self.node_names: dict[Any, str] = {}
+        # which sampler ran ("compiled" or "numpy", see mcmc's backend=) and its compile time
+        self.backend = "numpy"
+        self.compile_seconds = 0.0
 
     @property
     def chains(self) -> int:

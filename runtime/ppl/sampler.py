@@ -1,30 +1,39 @@
-"""``mcmc()``: warmup with adaptation, then draws, for chains batched along a leading dimension.
+"""``mcmc()``: warmup with adaptation, then draws.
 
-The model's log density and gradient are compiled once for a ``[chains, n]`` batch (vectorised
-with ``vmap`` and staged, see ``Model.log_density_and_grad``); the sampler keeps its bookkeeping
-in NumPy on the host. A Ctrl-C (or a ``should_stop`` callback returning True) ends the run at the
-next iteration and returns the draws taken so far, marked ``interrupted``.
+Two samplers give the same draws for a seed (up to rounding): the compiled one
+(``compiled_chains``: the model's log density lowered to C, each chain's NUTS or HMC in C on a
+thread of its own) and the NumPy one (``chains``: chains batched along a leading dimension, the
+log density staged for a ``[chains, n]`` batch, the bookkeeping in NumPy, or in pure-Python arrays
+without NumPy). ``backend="auto"`` picks the compiled one when a C compiler works here and the
+model can be lowered, and says why when it cannot. A Ctrl-C (or a ``should_stop`` callback
+returning True) ends the run and returns the draws taken so far, marked ``interrupted``.
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .array_namespace import np
+from ..errors import CompiledSamplingUnavailable
+from ..host_namespace import NAME, np
 from .chain_rng import fresh_seed
 from .chains import SamplerConfig, hmc, nuts, run_chains
 from .draws import Draws
 from .sampling_threads import sampling_tuning
 
-__all__ = ["hmc", "mcmc", "nuts"]
+__all__ = ["BACKENDS", "hmc", "mcmc", "nuts"]
+
+BACKENDS = ("auto", "compiled", "numpy")  # mcmc's backend= values
 
 
 def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
          sampler: SamplerConfig | None = None, initial_values: Any = None,
          seed: int | None = None, thin: int = 1, progress: bool | None = None,
          callback: Callable[[dict], Any] | None = None, callback_every: int = 50,
-         should_stop: Callable[[], bool] | None = None, n_cores: int | None = None) -> Draws:
+         should_stop: Callable[[], bool] | None = None, n_cores: int | None = None,
+         backend: str = "auto") -> Draws:
     """Draw from the posterior of ``model`` (from :func:`tensorbridge.model`).
 
     ``sampler``: :func:`nuts` (default) or :func:`hmc`. ``initial_values``: None (uniform(-2, 2)
@@ -38,11 +47,33 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
     its random numbers from its own stream of ``seed``, so the same seed gives the same draws
     whatever ``n_cores`` (up to floating-point differences between batch sizes in the model's
     kernels). ``should_stop`` and Ctrl-C stop every worker and keep the draws taken so far.
+    With the compiled sampler the chains run on threads of this process instead (C releases
+    the GIL), so ``n_cores`` only matters for the NumPy one.
+
+    ``backend``: ``"auto"`` (the compiled sampler when a C compiler works here and the model
+    can be lowered to C, else the NumPy one with a :class:`CompiledSamplingUnavailable`
+    warning saying why), ``"compiled"`` (an error saying why when it cannot run) or
+    ``"numpy"``. ``Draws.backend`` says which ran and ``Draws.compile_seconds`` what
+    compiling cost (0 when the model came from the disk cache).
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got "
+                         f"{backend!r}")
+    if n_cores is not None and (not isinstance(n_cores, int) or n_cores < 1):
+        raise ValueError(f"n_cores: expected None or an integer >= 1, got {n_cores!r}")
     if seed is None:
         seed = fresh_seed()  # one seed for every worker: chains stay distinct streams of it
+    density = _compiled_density(model, backend)
+    if density is not None:
+        from .compiled_chains import run_chains_compiled  # NumPy-only (absent in Pyodide)
+
+        draws = run_chains_compiled(model, density, n_samples, warmup, chains, sampler,
+                                    initial_values, seed, thin, progress, callback,
+                                    callback_every, should_stop)
+        draws.backend, draws.compile_seconds = "compiled", density.compile_seconds
+        return draws
     if n_cores is not None and n_cores != 1:
-        from .parallel import run_parallel
+        from .parallel import run_parallel  # NumPy-only (absent in Pyodide): worker processes
 
         return run_parallel(model, n_cores, n_samples=n_samples, warmup=warmup, chains=chains,
                             sampler=sampler, initial_values=initial_values, seed=seed,
@@ -55,3 +86,38 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
         # too large for glibc's default heap thresholds (see sampling_threads.py)
         return run_chains(model, n_samples, warmup, chains, sampler, initial_values, seed, thin,
                           progress, callback, callback_every, should_stop)
+
+
+def _compiled_density(model: Any, backend: str) -> Any:
+    """The model's log density compiled to C for ``backend``, or None for the NumPy sampler
+    (with a one-line warning under "auto" saying why; an error under "compiled")."""
+    if backend == "numpy":
+        return None
+    if NAME != "numpy":  # Pyodide, or the pure-Python arrays forced: no C compiler to call
+        reason = "NumPy is not available (the pure-Python sampler runs)"
+        if backend == "compiled":
+            raise RuntimeError(f"backend='compiled': {reason}")
+        return None
+    from ..compiled.lowering import LoweringError  # NumPy-only, as the rest of compiled/
+    from .compiled_density import compile_density
+
+    cache = getattr(model, "_compiled", None)
+    density = cache.get("c_density") if isinstance(cache, dict) else None
+    if density is not None:
+        return density
+    try:
+        density = compile_density(model)
+    except LoweringError as e:
+        reason = f"this model cannot be compiled to C yet: {e}"
+    except RuntimeError as e:  # no working C compiler (the reason from compiler_available)
+        reason = str(e)
+    else:
+        if isinstance(cache, dict):
+            cache["c_density"] = density
+        return density
+    if backend == "compiled":
+        raise RuntimeError(f"backend='compiled': {reason}")
+    if sys.platform != "emscripten":  # a browser never has a compiler: nothing to say there
+        warnings.warn(f"mcmc: sampling with NumPy, not the compiled sampler ({reason})",
+                      CompiledSamplingUnavailable, stacklevel=3)
+    return None

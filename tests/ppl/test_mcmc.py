@@ -84,7 +84,7 @@ def test_chains_are_batched_not_looped() -> None:
         return spy
 
     m.compiled_target = spy_target
-    mcmc(m, n_samples=5, warmup=5, chains=6, seed=0, progress=False)
+    mcmc(m, n_samples=5, warmup=5, chains=6, seed=0, progress=False, backend="numpy")
     assert len(calls) > 20 and all(c == (6, 1) for c in calls)
 
 
@@ -135,7 +135,7 @@ def test_should_stop_keeps_draws_taken_so_far() -> None:
         return count["n"] > 30
 
     with pytest.warns(RuntimeWarning, match="interrupted"):
-        d = mcmc(m, n_samples=100, warmup=20, chains=2, seed=0, progress=False,
+        d = mcmc(m, n_samples=100, warmup=20, chains=2, seed=0, progress=False, backend="numpy",
                  should_stop=stop)
     assert d.interrupted and d.n_draws == 10
 
@@ -201,7 +201,8 @@ def test_safe_point_hook_interrupts_and_keeps_draws() -> None:
     register_safe_point(hook)
     try:
         with pytest.warns(RuntimeWarning, match="interrupted"):
-            d = mcmc(m, n_samples=100, warmup=20, chains=2, seed=0, progress=False)
+            d = mcmc(m, n_samples=100, warmup=20, chains=2, seed=0, progress=False,
+                     backend="numpy")
     finally:
         unregister_safe_point(hook)
     assert d.interrupted and d.n_draws == 5

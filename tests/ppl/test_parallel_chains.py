@@ -7,10 +7,15 @@ import numpy as np
 import pytest
 
 import tensorbridge as tb
-from tensorbridge.runtime.ppl import mcmc
+from tensorbridge.runtime.ppl import mcmc as _mcmc
 from tensorbridge.runtime.ppl.chain_rng import ChainStreams
 from tensorbridge.runtime.ppl.chains import hmc, nuts, run_chains
 from tensorbridge.runtime.ppl.parallel import dumps_model, loads_model, split_chains
+
+
+def mcmc(*args, **kwargs):
+    # worker processes belong to the NumPy sampler (the compiled one runs chains on threads)
+    return _mcmc(*args, backend="numpy", **kwargs)
 
 
 def _hier():
@@ -183,7 +188,7 @@ def test_script_without_main_guard(tmp_path) -> None:
         "mu = tb.normal(0.0, 1.0)\n"
         "tb.distribution(tb.as_data([0.5, 1.5]), tb.normal(mu, 1.0))\n"
         "d = tb.mcmc(tb.model(mu), n_samples=50, warmup=50, chains=2, n_cores=2, seed=1,\n"
-        "            progress=False)\n"
+        "            progress=False, backend='numpy')\n"
         "print('DRAWS', d['mu'].shape)\n"
     )
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

@@ -222,6 +222,14 @@ test_that("mcmc() checks its arguments and initial values, naming them", {
   expect_error(mcmc(m, initial_values = list(initials(mu = 1)), chains = 2),
                "1 sets of initials for 2 chains")
   expect_error(initials(1), "must be named")
+  expect_error(mcmc(m, backend = "gpu", verbose = FALSE),
+               "backend: expected one of 'auto', 'compiled', 'numpy', got 'gpu'")
+  # both samplers from R: the same chains up to rounding, so the same first draws
+  dn <- mcmc(m, n_samples = 5, warmup = 0, chains = 1, seed = 3, verbose = FALSE,
+             backend = "numpy", sampler = nuts(step_size = 0.1))
+  dc <- mcmc(m, n_samples = 5, warmup = 0, chains = 1, seed = 3, verbose = FALSE,
+             sampler = nuts(step_size = 0.1))
+  expect_equal(unclass(dc[[1]]), unclass(dn[[1]]), tolerance = 1e-9)
   d <- mcmc(m, sampler = hmc(n_leapfrog = 5), n_samples = 20, warmup = 20, chains = 2, seed = 4,
             verbose = FALSE, initial_values = list(initials(mu = 1, tau = 2),
                                                    initials(eta = rep(0.1, 8))))
