@@ -19,20 +19,30 @@ and remainder, ``logaddexp``-based softplus, SciPy's expit, lgamma, digamma as S
 it, erf, erfc, log1p, expm1...), comparisons, logical ops, where, casts, broadcasting, the
 reductions sum/prod/max/min/logsumexp over any axes, cumsum (either way), reshape, transpose,
 broadcast_to, concat, gather/scatter-add of flat positions (basic slices as offsets into the
-same memory, other indexes as int64 position arrays in ctx), batched matmul (plain C loops: no
-BLAS yet), Cholesky and triangular solves. Integer and bool slots are kept in their C types but
+same memory, other indexes as int64 position arrays in ctx), batched matmul (C loops, no BLAS:
+each output summed in order along the inner dimension, independent outputs side by side),
+Cholesky and triangular solves. Integer and bool slots are kept in their C types but
 only moved, compared, selected and cast. Any other kernel, parameter or dtype raises
 :class:`LoweringError` (a ``NotImplementedError``) naming it: nothing is lowered approximately.
 
 Consecutive elementwise steps of one shape (or shapes equal but for 1s) become one loop, whose
 intermediates that no later step reads stay in registers; full sums of a loop's values are
-accumulated in that loop, wherever the program takes them.
+accumulated in that loop, wherever the program takes them (for loops of _SPLIT_SUM elements or
+more, right after it, in _LANES interleaved accumulators, so that the loop itself vectorises).
+
+Speed without giving up reproducibility: exp, log and log1p are tb_vmath.h's branch-free
+versions (under 1 ulp; libm's calls would keep the loops scalar), the generated code is
+compiled at -O3 without trapping math (vectorised loops; no value changes: no -ffast-math, no
+contraction) and, on x86-64 with GCC, twice: for SSE2 and for AVX2, chosen at run time. The
+two builds give the same bits (tests/compiled/test_vectorised.py), so the disk cache can be
+shared between x86-64 machines.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,14 +80,29 @@ _NP_DTYPE = {"float64": np.float64, "int64": np.int64, "int32": np.int32, "bool"
 
 CTX_DECL = "typedef struct { const void *const *c; char *ws; } tb_ctx;"
 
+# exp, log and log1p written to be vectorised (tb_vmath.h: under 1 ulp, no libm calls), pasted
+# into every source (its text is part of the source's hash)
+_VMATH = (Path(__file__).with_name("tb_vmath.h")).read_text()
+
+# -O3 for the generated code only (the build's flags stay -O2): loop versioning for aliasing
+# and vectorisation of the elementwise loops. It changes no value: IEEE semantics are kept
+# (no -ffast-math), and SSE2, the x86-64 baseline, has every operation the loops use.
 _PRELUDE = r"""
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize ("O3", "no-trapping-math")
+#endif
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE  /* lgamma_r under -std=c99 (Python.h usually defines it) */
 #endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-""" + CTX_DECL + r"""
+#if defined(__GNUC__)
+#define TB_BODY static inline __attribute__((always_inline))
+#else
+#define TB_BODY static inline
+#endif
+""" + _VMATH + CTX_DECL + r"""
 /* NumPy's maximum/minimum: a NaN in either operand is the result */
 static inline double tb_max(double a, double b) { return (a >= b || isnan(a)) ? a : b; }
 static inline double tb_min(double a, double b) { return (a <= b || isnan(a)) ? a : b; }
@@ -89,16 +114,15 @@ static inline double tb_clip(double x, double lo, double hi) {
 static inline double tb_sign(double x) {
     return x > 0 ? 1.0 : (x < 0 ? -1.0 : (x == 0 ? 0.0 : x));
 }
-/* npy_logaddexp */
+/* npy_logaddexp, its branches as selects */
 static inline double tb_logaddexp(double x, double y) {
-    if (x == y) return x + 0.693147180559945309417232121458176568;
     double t = x - y;
-    if (t > 0) return x + log1p(exp(-t));
-    if (t <= 0) return y + log1p(exp(t));
-    return t;
+    double r = (t > 0 ? x : y) + tb_vlog1p(tb_vexp(t > 0 ? -t : t));
+    r = (t > 0 || t <= 0) ? r : t;  /* t NaN: inf - inf or a NaN operand */
+    return x == y ? x + 0.693147180559945309417232121458176568 : r;
 }
-static inline double tb_expit(double x) { return 1.0 / (1.0 + exp(-x)); } /* SciPy's expit */
-static inline double tb_expit_np(double x) { return exp(-tb_logaddexp(0.0, -x)); }
+static inline double tb_expit(double x) { return 1.0 / (1.0 + tb_vexp(-x)); } /* SciPy's */
+static inline double tb_expit_np(double x) { return tb_vexp(-tb_logaddexp(0.0, -x)); }
 static inline double tb_lgamma(double x) { int s; return lgamma_r(x, &s); } /* reentrant */
 /* digamma: Cephes' psi as SciPy evaluates it (bit for bit, checked at 2e6 points), except within
    0.3 of the negative root -0.5041, where SciPy sums a zeta series and this reflection loses
@@ -211,9 +235,31 @@ static inline int tb_trisolve(const double *a, const double *b, double *x, long 
 }
 """
 
+# The function is compiled twice on x86-64 with GCC: for the baseline (SSE2) and for AVX2,
+# chosen when the module is called by what the CPU has. Both run the same IEEE operations on
+# every element in the same order (no FMA: AVX2 does not imply it, and contraction is off;
+# sums keep their accumulators whatever the vector width), so they give the same bits; AVX2
+# only does four elements per instruction instead of two. TB_BASELINE_ONLY builds the baseline
+# alone (the tests compare the two).
+_DISPATCH = r"""
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(TB_BASELINE_ONLY)
+__attribute__((target("avx2"))) static int @NAME@_avx2(void *ctx, const double *restrict q,
+        double *restrict logp, double *restrict grad) {
+    return @NAME@_body(ctx, q, logp, grad);
+}
+#define TB_DISPATCH_@NAME@ 1
+#endif
+int @NAME@(void *ctx, const double *restrict q, double *restrict logp, double *restrict grad) {
+#ifdef TB_DISPATCH_@NAME@
+    if (__builtin_cpu_supports("avx2")) return @NAME@_avx2(ctx, q, logp, grad);
+#endif
+    return @NAME@_body(ctx, q, logp, grad);
+}
+"""
+
 _UNARY_F = {
-    "neg": "(-{0})", "abs": "fabs({0})", "sign": "tb_sign({0})", "exp": "exp({0})",
-    "log": "log({0})", "log1p": "log1p({0})", "expm1": "expm1({0})", "sqrt": "sqrt({0})",
+    "neg": "(-{0})", "abs": "fabs({0})", "sign": "tb_sign({0})", "exp": "tb_vexp({0})",
+    "log": "tb_vlog({0})", "log1p": "tb_vlog1p({0})", "expm1": "expm1({0})", "sqrt": "sqrt({0})",
     "square": "({0} * {0})", "reciprocal": "(1.0 / {0})", "rsqrt": "(1.0 / sqrt({0}))",
     "tanh": "tanh({0})", "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})",
     "round": "nearbyint({0})", "floor": "floor({0})", "ceil": "ceil({0})",
@@ -231,6 +277,9 @@ _COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "
 _ELEMENTWISE = frozenset((*_UNARY_F, *_BINARY_F, *_COMPARE, "logical_and", "logical_or",
                           "logical_not", "isnan", "isfinite", "sigmoid", "polygamma", "where",
                           "clip", "cast", "broadcast_to"))
+# full sums of loops at least this long are taken after the loop, in _LANES accumulators
+_SPLIT_SUM = 64
+_LANES = 4
 _NOT_YET = {
     "argmax": "index results are not lowered yet", "argmin": "index results are not lowered yet",
     "one_hot": "not lowered yet",
@@ -465,8 +514,8 @@ class _Generator:
             self._release(i)
             self._emit(name, refs, params, out)
             i += 1
-        lines = ["int @NAME@(void *ctx, const double *restrict q, double *restrict logp,",
-                 "         double *restrict grad) {",
+        lines = ["TB_BODY int @NAME@_body(void *ctx, const double *restrict q,",
+                 "         double *restrict logp, double *restrict grad) {",
                  "    const tb_ctx *cx = (const tb_ctx *)ctx;",
                  "    int status = 0;"]
         body = list(self.lines)
@@ -474,7 +523,7 @@ class _Generator:
         body.append(f"    *logp = {self._at(lp, '0')};")
         body.append(f"    for (long i = 0; i < {self.n}; i++) grad[i] = {self._at(g, 'i')};")
         body.append("    return status;")
-        return "\n".join(lines + self.buffers + body + ["}", ""])
+        return "\n".join(lines + self.buffers + body + ["}", _DISPATCH])
 
     def _fusable(self, step: Any, shape: tuple[int, ...]) -> bool:
         """Whether an elementwise ``step`` can join a loop over ``shape``: the same shape, or
@@ -547,15 +596,26 @@ class _Generator:
             local[out] = tmp
             if any(u > j and u not in summed for u in self.uses.get(out, [])):
                 stored.append(out)  # read after the loop: kept in the workspace
+        # a long loop's sums are taken after it, over its stored values, with _LANES
+        # accumulators: a running sum would keep the loop from being vectorised
+        split = size >= _SPLIT_SUM
+        if split:
+            for k in totals:
+                ref = self.steps[k][1][0]
+                if ref not in stored:
+                    stored.append(ref)
         for out in stored:
             self._alloc(out)
             inner.append(f"{self._at(out, flat)} = {local[out]};")
         pre, post = [], []
         for n, k in enumerate(totals):
             _name, refs, _params, out = self.steps[k]
+            self._alloc(out)
+            if split:
+                post += self._sum_lines(refs[0], size, self._at(out, "0"))
+                continue
             pre.append(f"double acc{n} = 0.0;")
             inner.append(f"acc{n} += {local[refs[0]]};")
-            self._alloc(out)
             post.append(f"{self._at(out, '0')} = acc{n};")
         out_lines = ["    {"] + [f"        {x}" for x in pre]
         if nd:
@@ -574,6 +634,27 @@ class _Generator:
             out_lines.append("        }")
         out_lines += [f"        {x}" for x in post] + ["    }"]
         self.lines += out_lines
+
+    def _sum_lines(self, slot: int, size: int, target: str) -> list[str]:
+        """``target = sum`` of ``slot``'s ``size`` elements: element f added to accumulator
+        f % _LANES in order, the accumulators then added pairwise (the same order on every
+        machine; vectorisable without reassociating anything)."""
+        acc = [f"s{a}" for a in range(_LANES)]
+        whole = size - size % _LANES
+        lines = ["{", "    double " + ", ".join(f"{a} = 0.0" for a in acc) + ";",
+                 f"    for (long f = 0; f < {whole}; f += {_LANES}) {{",
+                 *[f"        {a} += {self._at(slot, f'f + {n}')};" for n, a in enumerate(acc)],
+                 "    }",
+                 *[f"    {acc[n]} += {self._at(slot, str(whole + n))};"
+                   for n in range(size - whole)]]
+        while len(acc) > 1:
+            lines.append(f"    {acc[0]} = " + " + ".join(
+                f"({acc[n]} + {acc[n + 1]})" for n in range(0, len(acc), 2)) + ";"
+                if len(acc) == 2 else
+                "    " + " ".join(f"{acc[n]} += {acc[n + 1]};" for n in range(0, len(acc), 2)))
+            acc = acc[::2]
+        lines += [f"    {target} = {acc[0]};", "}"]
+        return lines
 
     # -- the other kernels ---------------------------------------------------------------------
     def _emit(self, name: str, refs: tuple[int, ...], params: dict[str, Any], out: int) -> None:
@@ -712,12 +793,54 @@ class _Generator:
 
         oa, ob = offset(a2[:-2], m * k), offset(b2[:-2], k * n)
         oo = " + ".join([f"b{d} * {s * m * n}" for d, s in enumerate(_strides(batch))]) or "0"
-        body = [f"for (long i = 0; i < {m}; i++) for (long j = 0; j < {n}; j++) {{",
-                "    double acc = 0.0;",
-                f"    for (long l = 0; l < {k}; l++) acc += "
-                f"{self._at(a, f'{oa} + i * {k} + l')} * {self._at(b, f'{ob} + l * {n} + j')};",
-                f"    {self._at(out, f'{oo} + i * {n} + j')} = acc;",
-                "}"]
+        # every output is the sum over l in order, as a plain dot product would add it (the
+        # same bits in any loop order); the loops are ordered so that independent outputs are
+        # accumulated side by side (vectorised, and not one long chain of dependent additions)
+        def at_a(ix: str) -> str:
+            return self._at(a, f"{oa} + {ix}")
+
+        def at_b(ix: str) -> str:
+            return self._at(b, f"{ob} + {ix}")
+
+        def at_o(ix: str) -> str:
+            return self._at(out, f"{oo} + {ix}")
+
+        if n == 1:  # matrix-vector: R rows at once, each its own accumulator
+            R = 4
+            rows = m - m % R
+            body = [f"for (long i = 0; i < {rows}; i += {R}) {{",
+                    *[f"    double acc{r} = 0.0;" for r in range(R)],
+                    f"    for (long l = 0; l < {k}; l++) {{",
+                    f"        const double bl = {at_b('l')};",
+                    *[f"        acc{r} += {at_a(f'(i + {r}) * {k} + l')} * bl;" for r in range(R)],
+                    "    }",
+                    *[f"    {at_o(f'i + {r}')} = acc{r};" for r in range(R)],
+                    "}",
+                    f"for (long i = {rows}; i < {m}; i++) {{",
+                    "    double acc = 0.0;",
+                    f"    for (long l = 0; l < {k}; l++) "
+                    f"acc += {at_a(f'i * {k} + l')} * {at_b('l')};",
+                    f"    {at_o('i')} = acc;",
+                    "}"]
+        else:  # row i of the product accumulated along B's rows: independent columns j
+            body = [f"for (long i = 0; i < {m}; i++) {{",
+                    f"    double acc[{n}];",
+                    f"    for (long j = 0; j < {n}; j++) acc[j] = 0.0;",
+                    f"    for (long l = 0; l < {k}; l++) {{",
+                    f"        const double al = {at_a(f'i * {k} + l')};",
+                    f"        for (long j = 0; j < {n}; j++) "
+                    f"acc[j] += al * {at_b(f'l * {n} + j')};",
+                    "    }",
+                    f"    for (long j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} = acc[j];",
+                    "}"] if n <= 64 else [
+                    f"for (long i = 0; i < {m}; i++) {{",
+                    f"    for (long j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} = 0.0;",
+                    f"    for (long l = 0; l < {k}; l++) {{",
+                    f"        const double al = {at_a(f'i * {k} + l')};",
+                    f"        for (long j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} += "
+                    f"al * {at_b(f'l * {n} + j')};",
+                    "    }",
+                    "}"]
         self.lines += self._loop(batch, body, prefix="b")
 
     def _k_cholesky(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
@@ -777,8 +900,8 @@ class _Generator:
                     *inner(f"m = tb_max(m, {read});"),
                     "if (!isfinite(m)) m = 0.0;",
                     "double acc = 0.0;",
-                    *inner(f"acc += exp({read} - m);"),
-                    "acc = log(acc) + m;"]
+                    *inner(f"acc += tb_vexp({read} - m);"),
+                    "acc = tb_vlog(acc) + m;"]
         body.append(f"{self._at(out, o_ix)} = acc;")
         self.lines += self._loop(kshape, ["{", *[f"    {b}" for b in body], "}"])
 
