@@ -406,15 +406,17 @@ SEED = 20261125
 KNOWN_ISSUES: dict[str, tuple[type[BaseException], str]] = {}
 
 
-def run(posterior: str, warmup: int = WARMUP, draws: int = DRAWS, seed: int = SEED) -> Any:
-    """Build the model from its fixture's data, sample it; the draws and the fixture."""
+def run(posterior: str, warmup: int = WARMUP, draws: int = DRAWS, seed: int = SEED,
+        backend: str = "auto") -> Any:
+    """Build the model from its fixture's data, sample it (``backend``: mcmc's); the draws and
+    the fixture."""
     import tensorbridge as tb
 
     fx = load(posterior)
     builder, _ = MODELS[posterior]
     m, inits = builder(fx["data"])
     out = tb.mcmc(m, n_samples=draws, warmup=warmup, chains=CHAINS, seed=seed, progress=False,
-                  initial_values=inits)
+                  initial_values=inits, backend=backend)
     return out, fx
 
 
