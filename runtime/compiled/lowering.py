@@ -805,7 +805,23 @@ class _Generator:
         def at_o(ix: str) -> str:
             return self._at(out, f"{oo} + {ix}")
 
-        if n == 1:  # matrix-vector: R rows at once, each its own accumulator
+        if n == 1 and k >= 2 * _LANES:
+            # matrix-vector: each row's dot product in _LANES interleaved partial sums (element
+            # l to sum l % _LANES, added pairwise at the end, as _sum_lines), which vectorises
+            # along the row the same way for every vector width
+            acc = [f"s{a}" for a in range(_LANES)]
+            whole = k - k % _LANES
+            body = [f"for (long i = 0; i < {m}; i++) {{",
+                    "    double " + ", ".join(f"{x} = 0.0" for x in acc) + ";",
+                    f"    for (long l = 0; l < {whole}; l += {_LANES}) {{",
+                    *[f"        {x} += {at_a(f'i * {k} + l + {r}')} * {at_b(f'l + {r}')};"
+                      for r, x in enumerate(acc)],
+                    "    }",
+                    *[f"    {acc[r]} += {at_a(f'i * {k} + {whole + r}')} * "
+                      f"{at_b(str(whole + r))};" for r in range(k - whole)],
+                    f"    {at_o('i')} = {_pairwise(acc)};",
+                    "}"]
+        elif n == 1:  # matrix-vector: R rows at once, each its own accumulator
             R = 4
             rows = m - m % R
             body = [f"for (long i = 0; i < {rows}; i += {R}) {{",
@@ -919,6 +935,14 @@ class _Generator:
 
     def _k_logsumexp(self, *a: Any) -> None:
         self._reduce("logsumexp", *a)
+
+
+def _pairwise(terms: list[str]) -> str:
+    """``((t0 + t1) + (t2 + t3)) + ...`` as a C expression."""
+    while len(terms) > 1:
+        terms = [f"({terms[n]} + {terms[n + 1]})" if n + 1 < len(terms) else terms[n]
+                 for n in range(0, len(terms), 2)]
+    return terms[0]
 
 
 def _sigmoid_template() -> str:
