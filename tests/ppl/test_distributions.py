@@ -15,6 +15,7 @@ import pytest
 from scipy import integrate, special, stats
 
 import tensorbridge as tb
+from tensorbridge.runtime import argument_checks, spec
 from tensorbridge.runtime.graph import bijectors as B
 from tensorbridge.runtime.ppl import distributions as D
 from tensorbridge.runtime.ppl.distributions import families as F
@@ -678,6 +679,92 @@ def test_constant_parameters_are_validated() -> None:
         D.multivariate_normal([0.0, 0.0], [[1.0, 2.0], [2.0, 1.0]])
     with pytest.raises(ValueError, match="max must be greater than min"):
         D.uniform(1.0, 0.0)
+
+
+# arguments of the wrong kind: refused at entry with the front-door spec's words (issue 13), the
+# same in Python as in R and JS (runtime/argument_checks.py; runtime/spec.py shows it to them)
+_BAD = {"array": "x", "shape": 0, "interval": (1.0,), "count": 0}
+
+
+@pytest.mark.parametrize("d", D.CATALOGUE, ids=lambda d: d.name)
+def test_every_argument_of_every_constructor_is_checked_at_entry(d: Any) -> None:
+    fn = getattr(D, d.name)
+    for a in d.args:
+        kwargs = {p.name: 1.0 for p in d.params if p.required}
+        kwargs[a.name] = _BAD[a.kind]
+        cls = TypeError if a.kind == "array" else ValueError
+        with pytest.raises(cls, match=f"^{d.name}: {a.name} must be ") as err:
+            fn(**kwargs)
+        want = ValueError if cls is ValueError else TypeError
+        with pytest.raises(want) as from_spec:
+            spec.check_distribution_args(d.name, (), kwargs)
+        assert str(err.value) == str(from_spec.value)
+
+
+@pytest.mark.parametrize(("call", "cls", "message"), [
+    (lambda: D.normal("x", 1.0), TypeError,
+     "normal: mean must be a number, an array, a tensor or a lazy array, got str 'x'"),
+    (lambda: D.normal(0.0, "x"), TypeError,
+     "normal: sd must be a number, an array, a tensor or a lazy array, got str 'x'"),
+    (lambda: D.poisson({"a": 1}), TypeError,
+     "poisson: lambda_ must be a number, an array, a tensor or a lazy array, got dict "
+     "{'a': 1}"),
+    (lambda: D.student(3.0, [0.0, "a"], 1.0), TypeError,
+     "student: mu must be a number, an array, a tensor or a lazy array, got list [0.0, 'a']"),
+    (lambda: D.bernoulli(True), TypeError,
+     "bernoulli: prob must be a number, an array, a tensor or a lazy array, got bool True"),
+    (lambda: D.normal(0.0, 1.0, dim=0), ValueError,
+     "normal: dim must be a positive integer or a list of them (a shape), got int 0"),
+    (lambda: D.gamma(2.0, 1.0, dim=[2, 2.5]), ValueError,
+     "gamma: dim must be a positive integer or a list of them (a shape), got list [2, 2.5]"),
+    (lambda: D.lognormal(0.0, 1.0, truncation=(0.0,)), ValueError,
+     "lognormal: truncation must be two numbers [lower, upper], got tuple (0.0,)"),
+    (lambda: D.normal(0.0, 1.0, truncation=(0.0, math.nan)), ValueError,
+     "normal: truncation must be two numbers [lower, upper], got tuple (0.0, nan)"),
+    (lambda: D.dirichlet([1.0, 1.0], n_realisations=0), ValueError,
+     "dirichlet: n_realisations must be a positive whole number, got int 0"),
+    (lambda: D.categorical([0.5, 0.5], dimension=2.0), ValueError,
+     "categorical: dimension must be a positive whole number, got float 2.0"),
+    (lambda: D.lkj_correlation(2.0, dimension="3"), ValueError,
+     "lkj_correlation: dimension must be a positive whole number, got str '3'"),
+    (lambda: D.multivariate_normal([0.0, 0.0], cholesky="L"), TypeError,
+     "multivariate_normal: cholesky must be a number, an array, a tensor or a lazy array, "
+     "got str 'L'"),
+])
+def test_wrong_kinds_are_named_with_the_spec_message(call: Callable[[], Any], cls: type,
+                                                     message: str) -> None:
+    with pytest.raises(cls) as err:
+        call()
+    assert type(err.value) is cls
+    assert str(err.value) == message
+
+
+def test_the_python_door_message_is_the_other_doors_message_in_python_names() -> None:
+    with pytest.raises(TypeError) as py:
+        tb.poisson("x")
+    with pytest.raises(TypeError) as js:
+        spec.check_distribution_args("poisson", ("x",), {}, "js")
+    assert str(py.value) == "poisson: lambda_ must be a number, an array, a tensor or a lazy " \
+        "array, got str 'x'"
+    assert str(js.value) == str(py.value).replace("lambda_", "lambda")
+
+
+def test_the_checks_accept_every_form_of_a_good_argument() -> None:
+    mu = D.normal(0.0, 1.0)
+    assert D.normal(mu, tb.tensor(1.0), dim=np.int64(3)).shape == (3,)
+    assert D.normal(np.zeros(2), [1.0, 2.0], dim=(2,)).shape == (2,)
+    assert D.normal(0, 1, dim=[2, np.int32(2)]).shape == (2, 2)
+    assert D.gamma(2.0, 1.0, truncation=[np.float64(0.5), 3]).shape == ()
+    assert D.dirichlet((1.0, 1.0), n_realisations=np.int64(2)).shape == (2, 2)
+    assert D.lkj_correlation(2.0, dimension=np.int64(3)).shape == (3, 3)
+    assert D.uniform(0, 1, dim=None).shape == ()
+
+
+def test_the_spec_shows_the_catalogue_the_constructors_check() -> None:
+    assert spec.DISTRIBUTIONS is D.CATALOGUE
+    assert [d.name for d in spec.DISTRIBUTIONS] == D.DISTRIBUTIONS
+    assert spec.check_arg is argument_checks.check_arg
+    assert spec.ARG_KINDS is argument_checks.ARG_KINDS
 
 
 def test_log_prob_is_the_same_on_every_backend(backend: str) -> None:

@@ -17,9 +17,11 @@ multinomial) can only be observed: using one as a prior is refused when the mode
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from ... import ops
+from ...argument_checks import DistributionSpec, arg_tests, check_values, distribution_spec
 from ...graph.model_compiler import make_distribution
 from ...graph.nodes import LazyArray
 from ...host_namespace import np
@@ -57,6 +59,7 @@ from .families import (
 )
 
 __all__ = [
+    "CATALOGUE",
     "DISTRIBUTIONS",
     "check_data",
     "bernoulli",
@@ -130,12 +133,8 @@ def _validate(family: Any, params: dict[str, Any]) -> None:
 def _truncate(family: Any, truncation: Any) -> Any:
     if truncation is None:
         return family
-    try:
-        lower, upper = (float(t) for t in truncation)
-    except (TypeError, ValueError):
-        raise ValueError(f"{family.name}: truncation must be a pair (lower, upper), got "
-                         f"{truncation!r}") from None
-    if math.isnan(lower) or math.isnan(upper) or not lower < upper:
+    lower, upper = (float(t) for t in truncation)  # two numbers, not NaN: checked at entry
+    if not lower < upper:
         raise ValueError(f"{family.name}: truncation needs lower < upper, got "
                          f"({lower}, {upper})")
     lo, hi = _NATURAL.get(family.name, (-math.inf, math.inf))
@@ -150,12 +149,15 @@ def _truncate(family: Any, truncation: Any) -> Any:
 def _make(family: Any, params: dict[str, Any], dim: Any = None, truncation: Any = None
           ) -> LazyArray:
     _validate(family, params)
+    if dim is not None and not isinstance(dim, list | tuple):
+        dim = operator.index(dim)  # a NumPy integer as an int (a shape, checked at entry)
     return make_distribution(_truncate(family, truncation), params, dim)
 
 
 # -- univariate continuous ------------------------------------------------------------------------
 def uniform(min: Any, max: Any, dim: Any = None) -> LazyArray:
     """Uniform on [min, max]; as a prior min and max must be fixed scalars."""
+    check_values(_ARG_TESTS, "uniform", (min, max, dim))
     fixed = not (_unknown(min) or _unknown(max))
     if fixed and not np.all(_host(min) < _host(max)):
         raise ValueError(f"uniform: max must be greater than min, got min={_host(min).tolist()}"
@@ -166,79 +168,97 @@ def uniform(min: Any, max: Any, dim: Any = None) -> LazyArray:
 def normal(mean: Any, sd: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
     """A normal distribution: a prior when used as a variable (``mu = normal(0, 10)``), or a
     likelihood via ``distribution(y, normal(mu, sd))``."""
+    check_values(_ARG_TESTS, "normal", (mean, sd, dim, truncation))
     return _make(Normal(), {"mean": mean, "sd": sd}, dim, truncation)
 
 
 def lognormal(meanlog: Any, sdlog: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "lognormal", (meanlog, sdlog, dim, truncation))
     return _make(LogNormal(), {"meanlog": meanlog, "sdlog": sdlog}, dim, truncation)
 
 
 def student(df: Any, mu: Any, sigma: Any, dim: Any = None, truncation: Any = None
             ) -> LazyArray:
+    check_values(_ARG_TESTS, "student", (df, mu, sigma, dim, truncation))
     return _make(Student(), {"df": df, "mu": mu, "sigma": sigma}, dim, truncation)
 
 
 def cauchy(location: Any, scale: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "cauchy", (location, scale, dim, truncation))
     return _make(Cauchy(), {"location": location, "scale": scale}, dim, truncation)
 
 
 def logistic(location: Any, scale: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "logistic", (location, scale, dim, truncation))
     return _make(Logistic(), {"location": location, "scale": scale}, dim, truncation)
 
 
 def laplace(mu: Any, sigma: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "laplace", (mu, sigma, dim, truncation))
     return _make(Laplace(), {"mu": mu, "sigma": sigma}, dim, truncation)
 
 
 def exponential(rate: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "exponential", (rate, dim, truncation))
     return _make(Exponential(), {"rate": rate}, dim, truncation)
 
 
 def gamma(shape: Any, rate: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "gamma", (shape, rate, dim, truncation))
     return _make(Gamma(), {"shape": shape, "rate": rate}, dim, truncation)
 
 
 def inverse_gamma(alpha: Any, beta: Any, dim: Any = None, truncation: Any = None
                   ) -> LazyArray:
+    check_values(_ARG_TESTS, "inverse_gamma", (alpha, beta, dim, truncation))
     return _make(InverseGamma(), {"alpha": alpha, "beta": beta}, dim, truncation)
 
 
 def weibull(shape: Any, scale: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "weibull", (shape, scale, dim, truncation))
     return _make(Weibull(), {"shape": shape, "scale": scale}, dim, truncation)
 
 
 def pareto(a: Any, b: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
     """Pareto with shape ``a`` and scale ``b`` (support x >= b); as a prior b must be fixed."""
+    check_values(_ARG_TESTS, "pareto", (a, b, dim, truncation))
     return _make(Pareto(fixed=not _unknown(b)), {"a": a, "b": b}, dim, truncation)
 
 
 def beta(shape1: Any, shape2: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "beta", (shape1, shape2, dim, truncation))
     return _make(Beta(), {"shape1": shape1, "shape2": shape2}, dim, truncation)
 
 
 def chi_squared(df: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "chi_squared", (df, dim, truncation))
     return _make(ChiSquared(), {"df": df}, dim, truncation)
 
 
 # -- discrete -------------------------------------------------------------------------------------
 def bernoulli(prob: Any, dim: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "bernoulli", (prob, dim))
     return _make(Bernoulli(), {"prob": prob}, dim)
 
 
 def binomial(size: Any, prob: Any, dim: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "binomial", (size, prob, dim))
     return _make(Binomial(), {"size": size, "prob": prob}, dim)
 
 
 def beta_binomial(size: Any, alpha: Any, beta: Any, dim: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "beta_binomial", (size, alpha, beta, dim))
     return _make(BetaBinomial(), {"size": size, "alpha": alpha, "beta": beta}, dim)
 
 
 def poisson(lambda_: Any, dim: Any = None) -> LazyArray:
+    check_values(_ARG_TESTS, "poisson", (lambda_, dim))
     return _make(Poisson(), {"lambda_": lambda_}, dim)
 
 
 def negative_binomial(size: Any, prob: Any, dim: Any = None) -> LazyArray:
     """Failures before the ``size``-th success (greta/R parameterisation)."""
+    check_values(_ARG_TESTS, "negative_binomial", (size, prob, dim))
     return _make(NegativeBinomial(), {"size": size, "prob": prob}, dim)
 
 
@@ -269,10 +289,7 @@ def _event_param(x: Any, name: str, fname: str, dimension: int | None) -> Any:
 def _realisations(family: Any, params: dict[str, Any], n_realisations: Any) -> Any:
     if n_realisations is None:
         return None
-    n = int(n_realisations)
-    if n < 1:
-        raise ValueError(f"{family.name}: n_realisations must be a positive integer, got "
-                         f"{n_realisations!r}")
+    n = int(n_realisations)  # a positive whole number: checked at entry
     shape = family.value_shape(**{k: tuple(v.shape) for k, v in params.items()})
     return (n, *shape[len(shape) - family.event_ndim:])
 
@@ -284,6 +301,7 @@ def _make_mv(family: Any, params: dict[str, Any], n_realisations: Any) -> LazyAr
 
 def dirichlet(alpha: Any, n_realisations: Any = None, dimension: Any = None) -> LazyArray:
     """Dirichlet over the simplex along the last axis."""
+    check_values(_ARG_TESTS, "dirichlet", (alpha, n_realisations, dimension))
     alpha = _event_param(alpha, "alpha", "dirichlet", dimension)
     return _make_mv(Dirichlet(), {"alpha": alpha}, n_realisations)
 
@@ -291,6 +309,7 @@ def dirichlet(alpha: Any, n_realisations: Any = None, dimension: Any = None) -> 
 def categorical(prob: Any, n_realisations: Any = None, dimension: Any = None) -> LazyArray:
     """One-hot categorical draws (values are one-hot rows, as in greta); ``prob`` is normalised
     along its last axis."""
+    check_values(_ARG_TESTS, "categorical", (prob, n_realisations, dimension))
     prob = _event_param(prob, "prob", "categorical", dimension)
     return _make_mv(Categorical(), {"prob": prob}, n_realisations)
 
@@ -298,6 +317,7 @@ def categorical(prob: Any, n_realisations: Any = None, dimension: Any = None) ->
 def multinomial(size: Any, prob: Any, n_realisations: Any = None, dimension: Any = None
                 ) -> LazyArray:
     """Counts of ``size`` draws over the categories of ``prob`` (normalised, last axis)."""
+    check_values(_ARG_TESTS, "multinomial", (size, prob, n_realisations, dimension))
     prob = _event_param(prob, "prob", "multinomial", dimension)
     return _make_mv(Multinomial(), {"size": _as_param(size), "prob": prob}, n_realisations)
 
@@ -342,6 +362,8 @@ def multivariate_normal(mean: Any, Sigma: Any = None, n_realisations: Any = None
                         dimension: Any = None, *, cholesky: Any = None) -> LazyArray:
     """Multivariate normal over the last axis, with covariance ``Sigma`` (factored here) or its
     lower Cholesky factor ``cholesky`` (the family's parameterisation)."""
+    check_values(_ARG_TESTS, "multivariate_normal",
+                 (mean, Sigma, n_realisations, dimension, cholesky))
     if (Sigma is None) == (cholesky is None):
         raise ValueError("multivariate_normal: give exactly one of Sigma or cholesky")
     if cholesky is None:
@@ -365,5 +387,30 @@ def multivariate_normal(mean: Any, Sigma: Any = None, n_realisations: Any = None
 def lkj_correlation(eta: Any, dimension: int = 2) -> LazyArray:
     """LKJ prior on a ``dimension`` x ``dimension`` correlation matrix (density proportional
     to det(R)^(eta - 1))."""
+    check_values(_ARG_TESTS, "lkj_correlation", (eta, dimension))
     family = LKJCorrelation(int(dimension))
     return _make_mv(family, {"eta": _as_param(eta)}, None)
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+def _family_checks() -> dict[str, dict[str, str]]:
+    """distribution name -> its family's value checks (``param_checks``: "positive"...)."""
+    out: dict[str, dict[str, str]] = {}
+    for obj in vars(families).values():
+        name = getattr(obj, "name", None)
+        if isinstance(obj, type) and isinstance(name, str):
+            out[name] = dict(getattr(obj, "param_checks", ()))
+    return out
+
+
+def _catalogue() -> tuple[DistributionSpec, ...]:
+    checks = _family_checks()
+    here = globals()
+    return tuple(distribution_spec(n, here[n], checks.get(n)) for n in DISTRIBUTIONS)
+
+
+# every constructor's arguments, their kinds (argument_checks.ARG_KINDS) and value checks, read
+# from the signatures above: what each constructor checks at entry, and what every door shows
+# (runtime/spec.py's DISTRIBUTIONS)
+CATALOGUE: tuple[DistributionSpec, ...] = _catalogue()
+_ARG_TESTS = arg_tests(CATALOGUE, globals())
