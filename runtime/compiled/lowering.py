@@ -30,8 +30,9 @@ intermediates that no later step reads stay in registers; full sums of a loop's 
 accumulated in that loop, wherever the program takes them (for loops of _SPLIT_SUM elements or
 more, right after it, in _LANES interleaved accumulators, so that the loop itself vectorises).
 
-Speed without giving up reproducibility: exp, log and log1p are tb_vmath.h's branch-free
-versions (under 1 ulp; libm's calls would keep the loops scalar), the generated code is
+Speed without giving up reproducibility: exp, log and log1p (and the softplus and sigmoid
+built on them) in loops of _VECTOR_MIN elements or more are tb_vmath.h's branch-free versions
+(about 1 ulp; libm's calls would keep the loops scalar), libm's elsewhere; the generated code is
 compiled at -O3 without trapping math (vectorised loops; no value changes: no -ffast-math, no
 contraction) and, on x86-64 with GCC, twice: for SSE2 and for AVX2, chosen at run time. The
 two builds give the same bits (tests/compiled/test_vectorised.py), so the disk cache can be
@@ -80,7 +81,7 @@ _NP_DTYPE = {"float64": np.float64, "int64": np.int64, "int32": np.int32, "bool"
 
 CTX_DECL = "typedef struct { const void *const *c; char *ws; } tb_ctx;"
 
-# exp, log and log1p written to be vectorised (tb_vmath.h: under 1 ulp, no libm calls), pasted
+# exp, log and log1p written to be vectorised (tb_vmath.h: about 1 ulp, no libm calls), pasted
 # into every source (its text is part of the source's hash)
 _VMATH = (Path(__file__).with_name("tb_vmath.h")).read_text()
 
@@ -114,15 +115,25 @@ static inline double tb_clip(double x, double lo, double hi) {
 static inline double tb_sign(double x) {
     return x > 0 ? 1.0 : (x < 0 ? -1.0 : (x == 0 ? 0.0 : x));
 }
-/* npy_logaddexp, its branches as selects */
+/* npy_logaddexp */
 static inline double tb_logaddexp(double x, double y) {
+    if (x == y) return x + 0.693147180559945309417232121458176568;
+    double t = x - y;
+    if (t > 0) return x + log1p(exp(-t));
+    if (t <= 0) return y + log1p(exp(t));
+    return t;
+}
+static inline double tb_expit(double x) { return 1.0 / (1.0 + exp(-x)); } /* SciPy's expit */
+static inline double tb_expit_np(double x) { return exp(-tb_logaddexp(0.0, -x)); }
+/* the same in long loops: branches as selects, tb_vmath.h's functions (vectorised) */
+static inline double tb_vlogaddexp(double x, double y) {
     double t = x - y;
     double r = (t > 0 ? x : y) + tb_vlog1p(tb_vexp(t > 0 ? -t : t));
     r = (t > 0 || t <= 0) ? r : t;  /* t NaN: inf - inf or a NaN operand */
     return x == y ? x + 0.693147180559945309417232121458176568 : r;
 }
-static inline double tb_expit(double x) { return 1.0 / (1.0 + tb_vexp(-x)); } /* SciPy's */
-static inline double tb_expit_np(double x) { return tb_vexp(-tb_logaddexp(0.0, -x)); }
+static inline double tb_vexpit(double x) { return 1.0 / (1.0 + tb_vexp(-x)); }
+static inline double tb_vexpit_np(double x) { return tb_vexp(-tb_vlogaddexp(0.0, -x)); }
 static inline double tb_lgamma(double x) { int s; return lgamma_r(x, &s); } /* reentrant */
 /* digamma: Cephes' psi as SciPy evaluates it (bit for bit, checked at 2e6 points), except within
    0.3 of the negative root -0.5041, where SciPy sums a zeta series and this reflection loses
@@ -258,8 +269,8 @@ int @NAME@(void *ctx, const double *restrict q, double *restrict logp, double *r
 """
 
 _UNARY_F = {
-    "neg": "(-{0})", "abs": "fabs({0})", "sign": "tb_sign({0})", "exp": "tb_vexp({0})",
-    "log": "tb_vlog({0})", "log1p": "tb_vlog1p({0})", "expm1": "expm1({0})", "sqrt": "sqrt({0})",
+    "neg": "(-{0})", "abs": "fabs({0})", "sign": "tb_sign({0})", "exp": "exp({0})",
+    "log": "log({0})", "log1p": "log1p({0})", "expm1": "expm1({0})", "sqrt": "sqrt({0})",
     "square": "({0} * {0})", "reciprocal": "(1.0 / {0})", "rsqrt": "(1.0 / sqrt({0}))",
     "tanh": "tanh({0})", "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})",
     "round": "nearbyint({0})", "floor": "floor({0})", "ceil": "ceil({0})",
@@ -267,6 +278,11 @@ _UNARY_F = {
     "digamma": "tb_digamma({0})",
     "softplus": "tb_logaddexp(0.0, {0})",
 }
+# in loops of _VECTOR_MIN elements or more: tb_vmath.h's functions, which vectorise (one at a
+# time, in a loop too short to vectorise or a reduction, libm's are faster)
+_VECTOR_F = {"exp": "tb_vexp({0})", "log": "tb_vlog({0})", "log1p": "tb_vlog1p({0})",
+             "softplus": "tb_vlogaddexp(0.0, {0})"}
+_VECTOR_MIN = 16
 _BINARY_F = {
     "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
     "pow": "pow({0}, {1})", "maximum": "tb_max({0}, {1})", "minimum": "tb_min({0}, {1})",
@@ -590,7 +606,7 @@ class _Generator:
         for name, refs, params, out in group:
             args = [self._operand(r, shape, local, flat, idx) for r in refs]
             dtype = self.meta[out][1]
-            expr = _elementwise(name, args, dtype, params)
+            expr = _elementwise(name, args, dtype, params, vector=size >= _VECTOR_MIN)
             tmp = f"t{out}"
             inner.append(f"const {_CTYPE[dtype]} {tmp} = {expr};")
             local[out] = tmp
@@ -916,8 +932,8 @@ class _Generator:
                     *inner(f"m = tb_max(m, {read});"),
                     "if (!isfinite(m)) m = 0.0;",
                     "double acc = 0.0;",
-                    *inner(f"acc += tb_vexp({read} - m);"),
-                    "acc = tb_vlog(acc) + m;"]
+                    *inner(f"acc += exp({read} - m);"),
+                    "acc = log(acc) + m;"]
         body.append(f"{self._at(out, o_ix)} = acc;")
         self.lines += self._loop(kshape, ["{", *[f"    {b}" for b in body], "}"])
 
@@ -945,14 +961,16 @@ def _pairwise(terms: list[str]) -> str:
     return terms[0]
 
 
-def _sigmoid_template() -> str:
+def _sigmoid_template(vector: bool = False) -> str:
     # the NumPy kernel's own formula: SciPy's expit when SciPy is there, else logaddexp
-    return "tb_expit({0})" if numpy_backend._expit is not None else "tb_expit_np({0})"
+    v = "v" if vector else ""
+    return f"tb_{v}expit({{0}})" if numpy_backend._expit is not None else f"tb_{v}expit_np({{0}})"
 
 
 def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
-                 params: dict[str, Any]) -> str:
-    """One element of an elementwise kernel, as a C expression of type ``dtype``."""
+                 params: dict[str, Any], vector: bool = False) -> str:
+    """One element of an elementwise kernel, as a C expression of type ``dtype`` (``vector``:
+    in a loop long enough to be vectorised)."""
     vals = [a for a, _ in args]
     kinds = [d for _, d in args]
     ctype = _CTYPE[dtype]
@@ -981,12 +999,14 @@ def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
     if dtype != "float64":
         raise LoweringError(f"{name}: {dtype} arithmetic is not lowered (float64 only)")
     vals = [v if k == "float64" else f"(double){v}" for v, k in zip(vals, kinds)]
+    if vector and name in _VECTOR_F:
+        return _VECTOR_F[name].format(*vals)
     if name in _UNARY_F:
         return _UNARY_F[name].format(*vals)
     if name in _BINARY_F:
         return _BINARY_F[name].format(*vals)
     if name == "sigmoid":
-        return _sigmoid_template().format(*vals)
+        return _sigmoid_template(vector).format(*vals)
     if name == "polygamma":
         if params.get("n") != 0:
             raise LoweringError(f"polygamma: order n={params.get('n')!r} is not lowered (only "
