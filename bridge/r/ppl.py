@@ -25,6 +25,7 @@ import numpy as np
 from ... import runtime as tb
 from ...runtime import spec as front_door
 from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy
+from ...runtime.ppl.draws import Draws
 from ..descriptors import Ref
 from ..errors import ConversionError
 from ..handles import handles
@@ -374,8 +375,6 @@ def calculate_values(targets: Any, values: Any, by_name: Any = None) -> list[Any
 def summarise(values: np.ndarray, names: Any) -> dict[str, Any]:
     """The runtime's summary (``Draws.summary()``: mean, sd, quantiles, rank-normalised R-hat,
     bulk and tail ESS) of the columns of an R array ``(draws, columns, chains)``."""
-    from ...runtime.ppl.draws import Draws
-
     names = [names] if isinstance(names, str) else list(names)
     a = np.asarray(values, dtype=np.float64)
     per = {n: np.ascontiguousarray(a[:, j, :].T) for j, n in enumerate(names)}

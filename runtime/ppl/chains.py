@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SamplingInterrupted
+from ..graph.model_compiler import calculate
+from ..graph.nodes import _lazy
+from ..host_namespace import NAME, np, to_host, to_tensor
 from ..interrupts import safe_point
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
 from .adaptation import regularised_variance as _reg_var
-from .array_namespace import NAME, np, to_host, to_tensor
 from .chain_rng import PURPOSE_STEP_SEARCH, chain_rng, restart
 from .draws import Draws
 from .hamiltonian import PhasePoint
@@ -197,8 +199,6 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
 
 def _trace_derived(model: Any, draws: Draws) -> None:
     """Add the model's operation targets (named like variables) to the draws."""
-    from ..graph.model_compiler import calculate
-    from ..graph.nodes import _lazy
 
     derived = [n for n in model.derived_targets() if n.name and n.name not in draws.values]
     if derived:

@@ -38,9 +38,6 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "TensorFlow is optional: tensorflow_function imports tensorflow at module level",
     (_B + "arrays", _B + "na_arrays"):
         "NumPy is optional in the bridge (Pyodide): na_arrays subclasses numpy.ma",
-    # Pending: files being edited elsewhere (issue 13 wants these hoisted; none is a cycle).
-    (_R + "ppl.chains", _R + "graph.model_compiler"): "pending: ppl/chains.py edited elsewhere",
-    (_R + "ppl.chains", _R + "graph.nodes"): "pending: ppl/chains.py edited elsewhere",
     (_R + "ppl.sampler", _R + "ppl.parallel"):
         "NumPy is optional (Pyodide): worker processes exchange NumPy arrays",
     (_R + "ppl.sampler", _R + "ppl.compiled_chains"):
@@ -49,7 +46,6 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "NumPy is optional (Pyodide): the C lowering reads NumPy constants",
     (_R + "ppl.sampler", _R + "compiled.lowering"):
         "NumPy is optional (Pyodide): the C lowering reads NumPy constants",
-    (_B + "r.ppl", _R + "ppl.draws"): "pending: bridge/r/ppl.py edited elsewhere",
 }
 
 
