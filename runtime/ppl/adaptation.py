@@ -118,6 +118,8 @@ def find_reasonable_step(z: PhasePoint, step: np.ndarray, inv_metric: np.ndarray
         done |= stop
         if done.all():
             break
-        step = np.where(done, step, np.where(direction > 0, step * 2.0, step * 0.5))
-        step = np.clip(step, 1e-10, 1e7)
+        # only a chain still searching moves (and is kept within bounds): a finished chain's
+        # step must not depend on its batch, as in the compiled sampler, one chain at a time
+        moved = np.clip(np.where(direction > 0, step * 2.0, step * 0.5), 1e-10, 1e7)
+        step = np.where(done, step, moved)
     return step

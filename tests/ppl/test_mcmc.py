@@ -206,3 +206,29 @@ def test_safe_point_hook_interrupts_and_keeps_draws() -> None:
     finally:
         unregister_safe_point(hook)
     assert d.interrupted and d.n_draws == 5
+
+
+def test_a_finished_chains_step_does_not_depend_on_its_batch() -> None:
+    # a nearly flat target: chain 0's first step (1.2e8, outside [1e-10, 1e7]) already ends its
+    # search, while chain 1 (from 1e-3) doubles up to the 1e7 bound; chain 0's step must come
+    # back as when it runs alone (no clipping because its batch still searches), as the
+    # compiled sampler does one chain at a time
+    from tensorbridge.runtime.ppl.adaptation import find_reasonable_step
+    from tensorbridge.runtime.ppl.chain_rng import PURPOSE_STEP_SEARCH, chain_rng, restart
+    from tensorbridge.runtime.ppl.hamiltonian import PhasePoint
+
+    def target(q):
+        return -0.5e-16 * np.sum(q * q, axis=1), -1e-16 * q
+
+    def search(steps):
+        q = np.full((len(steps), 2), 0.3)
+        lp, g = target(q)
+        rng = chain_rng(0, len(steps), list(range(len(steps))))
+        restart(rng, 0, PURPOSE_STEP_SEARCH)
+        z = PhasePoint(q, np.zeros_like(q), lp, g)
+        return find_reasonable_step(z, np.array(steps), np.ones_like(q), target, rng)
+
+    alone = search([1.2e8])
+    both = search([1.2e8, 1e-3])
+    assert alone[0] == both[0] == 1.2e8
+    assert both[1] == 1e7  # the other chain searched up to the bound
