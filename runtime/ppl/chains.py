@@ -27,7 +27,7 @@ from .hamiltonian import PhasePoint
 from .hmc import hmc_transition
 from .nuts import nuts_transition
 
-__all__ = ["Progress", "SamplerConfig", "hmc", "nuts", "run_chains"]
+__all__ = ["STATS", "Progress", "SamplerConfig", "hmc", "nuts", "run_chains", "stop_requested"]
 
 
 @dataclass
@@ -93,6 +93,22 @@ class Progress:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
+# the per-draw statistics a run keeps: the transition's, then the log density of the draw
+STATS = ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy", "lp")
+
+
+def stop_requested(should_stop: Callable[[], bool] | None) -> bool:
+    """Whether a run ends here: ``should_stop`` says so, or the host's safe point raises (an
+    interrupt or a bridge cancellation; the draws taken so far are kept)."""
+    if should_stop is not None and should_stop():
+        return True
+    try:
+        safe_point()
+    except BaseException:
+        return True
+    return False
+
+
 def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerConfig | None,
          initial_values: Any, seed: int | None, thin: int, progress: bool | None,
          callback: Callable[[dict], Any] | None, callback_every: int,
@@ -137,21 +153,14 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
     bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
                     callback_every)
     kept_q: list[np.ndarray] = []
-    kept_stats: dict[str, list[np.ndarray]] = {k: [] for k in
-                                               ("accept_stat", "n_leapfrog", "tree_depth",
-                                                "divergent", "energy", "lp")}
+    kept_stats: dict[str, list[np.ndarray]] = {k: [] for k in STATS}
     warmup_divergences = 0
     sampled_divergences = 0
     interrupted = False
     i = -1
     try:
         for i in range(total):
-            if should_stop is not None and should_stop():
-                interrupted = True
-                break
-            try:
-                safe_point()
-            except BaseException:  # a host's interrupt (bridge cancellation): keep the draws
+            if stop_requested(should_stop):
                 interrupted = True
                 break
             restart(rng, i)  # each chain's numbers depend on (seed, chain, i) only
@@ -173,7 +182,7 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
                     step = dual.final()
             elif (i - warmup) % thin == 0:
                 kept_q.append(z.q.copy())
-                for k in ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy"):
+                for k in STATS[:-1]:  # the transition's; lp is the point's
                     kept_stats[k].append(getattr(st, k))
                 kept_stats["lp"].append(z.logp.copy())
                 sampled_divergences += int(st.divergent.sum())

@@ -23,15 +23,22 @@ import numpy as np
 
 from ..compiled.sampler import ChainRun, Density
 from ..errors import SamplingInterrupted
-from ..interrupts import safe_point
 from .chain_rng import chain_rng
-from .chains import Progress, SamplerConfig, _constrained_draws, _initial_free, _trace_derived, nuts
+from .chains import (
+    STATS,
+    Progress,
+    SamplerConfig,
+    _constrained_draws,
+    _initial_free,
+    _trace_derived,
+    nuts,
+    stop_requested,
+)
 from .draws import Draws
 
 __all__ = ["run_chains_compiled"]
 
 _BLOCK_SECONDS = 0.05  # between progress updates and interrupt checks
-_STATS = ("accept_stat", "n_leapfrog", "tree_depth", "divergent", "energy", "lp")
 
 
 def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: int, chains: int,
@@ -77,12 +84,7 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     try:
         block = 1  # the first block also runs the step-size search
         while done < total:
-            if should_stop is not None and should_stop():
-                interrupted = True
-                break
-            try:
-                safe_point()
-            except BaseException:  # a host's interrupt (bridge cancellation): keep the draws
+            if stop_requested(should_stop):
                 interrupted = True
                 break
             k = min(block, total - done)
@@ -112,7 +114,7 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
                       f"{kept} draws taken so far", SamplingInterrupted, stacklevel=3)
     free = np.stack([r.draws[:kept] for r in runs])
     stats = {k: (np.stack([r.stats[k][:kept] for r in runs]) if kept else np.zeros((chains, 0)))
-             for k in _STATS}
+             for k in STATS}
     values = _constrained_draws(model, free)
     warmup_info = {"step_size": np.array([r.step_size for r in runs]),
                    "inv_metric": np.stack([r.inv_metric for r in runs]),

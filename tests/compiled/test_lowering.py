@@ -39,8 +39,8 @@ def eight_schools(j: int = 8) -> tb.Model:
     return tb.model(mu=mu, tau=tau, eta=eta)
 
 
-def logistic_regression(n: int = 500, d: int = 5) -> tb.Model:
-    rng = np.random.default_rng(42)
+def logistic_regression(n: int = 500, d: int = 5, seed: int = 42) -> tb.Model:
+    rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, d))
     y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ rng.normal(size=d))))).astype(float)
     alpha = tb.normal(0.0, 5.0)

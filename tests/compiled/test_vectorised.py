@@ -18,25 +18,14 @@ from tensorbridge.runtime.compiled.lowering import CTX_DECL
 from tensorbridge.runtime.testing import assert_close, chained_length
 
 from ..ppl import posteriordb_models as P
+from .test_lowering import _compile, logistic_regression
 
 pytestmark = pytest.mark.skipif(compiler_available() is not None,
                                 reason=f"no C compiler here: {compiler_available()}")
 
 
 def logistic(n: int = 5000, d: int = 20, seed: int = 42) -> tb.Model:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n, d))
-    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(x @ rng.normal(size=d))))).astype(float)
-    alpha = tb.normal(0.0, 5.0)
-    beta = tb.normal(0.0, 1.0, dim=d)
-    tb.distribution(tb.as_data(y), tb.bernoulli(tb.sigmoid(alpha + tb.as_data(x) @ beta)))
-    return tb.model(alpha=alpha, beta=beta)
-
-
-def _compile(model: tb.Model):
-    from tensorbridge.runtime.ppl.compiled_density import compile_density
-
-    return compile_density(model)
+    return logistic_regression(n, d, seed)
 
 
 def _baseline(cd):
