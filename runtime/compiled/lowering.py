@@ -41,17 +41,21 @@ shared between x86-64 machines.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..backends import numpy_backend
 from ..errors import TensorBridgeError
 
-__all__ = ["LoweredFunction", "LoweringError", "lower"]
+try:  # the C path hands NumPy arrays to ctx; the JavaScript path (Pyodide) needs no NumPy
+    import numpy as np
+except ImportError:  # pragma: no cover - Pyodide
+    np = None
+
+__all__ = ["LoweredFunction", "LoweredJs", "LoweringError", "lower", "lower_js"]
 
 
 class LoweringError(TensorBridgeError, NotImplementedError):
@@ -162,7 +166,7 @@ def lower(recording: Any, *, name: str = "tb_ldg") -> LoweredFunction:
     ``name`` is a prefix: the C function is ``name`` plus a hash of the source, so that modules
     loaded side by side never share a symbol. Raises :class:`LoweringError`.
     """
-    gen = _Generator(recording)
+    gen = _Generator(recording, _C)
     body = gen.generate()
     placeholder = "TB_FUNCTION_NAME"
     source = _PRELUDE + body.replace("@NAME@", placeholder)
@@ -174,11 +178,85 @@ def lower(recording: Any, *, name: str = "tb_ldg") -> LoweredFunction:
                            len(gen.steps))
 
 
-def _dtype_of_array(v: Any, what: str) -> str:
-    name = v.dtype.name
-    if name not in _CTYPE:
-        raise LoweringError(f"{what}: dtype {name} is not lowered (float64, int64, int32, bool)")
-    return name
+def lower_js(recording: Any, *, name: str = "tb_ldg") -> LoweredJs:
+    """JavaScript source for the same recording as :func:`lower` (the same program, steps,
+    fusion and summation order; issue 15): a factory ``makeDensity(C, TB)`` returning
+    ``density(q, logp, grad) -> status`` over Float64Arrays, as :class:`LoweredJs`. It needs
+    no NumPy, so Pyodide lowers the programs its ``python`` backend stages. Raises
+    :class:`LoweringError`."""
+    gen = _Generator(recording, _JS)
+    source = gen.generate()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    return LoweredJs(f"{name}_{digest}", source, tuple(gen.const_arrays), gen.ws_bytes // 8,
+                     gen.n, len(gen.steps))
+
+
+@dataclass(frozen=True)
+class JsConstant:
+    """A constant of a JavaScript density: ``dtype`` (float64 -> Float64Array, int64/int32
+    -> Int32Array of positions, bool -> Uint8Array) and its row-major ``values``."""
+
+    dtype: str
+    values: list[Any]
+
+
+@dataclass(frozen=True)
+class LoweredJs:
+    """JavaScript source of ``function makeDensity(C, TB)`` (see :func:`lower_js`).
+
+    ``constants``: what ``C[k]`` must hold, in order; ``workspace``: float64 elements of the
+    workspace the factory allocates; ``n``: the length of ``q`` and ``grad``."""
+
+    name: str
+    source: str
+    constants: tuple[JsConstant, ...]
+    workspace: int
+    n: int
+    steps: int
+
+
+def _shape_dtype(raw: Any) -> tuple[tuple[int, ...], str]:
+    """Shape and dtype name of a constant: a NumPy or pure array, or a Python scalar."""
+    if isinstance(raw, bool):
+        return (), "bool"
+    if isinstance(raw, int):
+        return (), "int64"
+    if isinstance(raw, float):
+        return (), "float64"
+    return tuple(int(d) for d in raw.shape), str(raw.dtype.name if hasattr(raw.dtype, "name")
+                                                 else raw.dtype)
+
+
+def _flat_values(raw: Any) -> list[Any]:
+    """Row-major values of a constant or of index positions (NumPy, pure array, list)."""
+    if isinstance(raw, bool | int | float):
+        return [raw]
+    if isinstance(raw, list):
+        return raw
+    data = getattr(raw, "_data", None)  # pure_arrays.ndarray: already flat, row-major
+    if isinstance(data, list):
+        return data
+    return raw.ravel().tolist()
+
+
+def _consecutive(pos: list[int]) -> bool:
+    return all(b - a == 1 for a, b in itertools.pairwise(pos))
+
+
+def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise LoweringError(f"matmul: batch shapes {list(a)} and {list(b)} do not broadcast")
+        out.append(x if y == 1 else y)
+    return tuple(out)
+
+
+def _convert(v: str, src: str, dst: str, d: _CDialect) -> str:
+    """Operand ``v`` of dtype ``src`` as ``dst`` (unchanged when they are the same)."""
+    return v if src == dst else d.cast(v, dst)
 
 
 def _size(shape: tuple[int, ...]) -> int:
@@ -210,9 +288,145 @@ def _literal(v: float) -> str:
     return f"({v.hex()})"
 
 
+class _CDialect:
+    """What the generated text says in C. The generator writes C-shaped code (loops, blocks,
+    expressions, calls of the prelude's ``tb_*`` functions); a dialect supplies the parts that
+    differ between C and JavaScript: declarations, casts, literals, pointers and buffers."""
+
+    name = "c"
+    int_var = "long"  # loop counters
+    float_var = "double"  # accumulators
+    vector = True  # tb_vmath.h's vectorisable exp/log/log1p in long loops
+
+    def const(self, dtype: str) -> str:
+        return f"const {_CTYPE[dtype]}"
+
+    def cast(self, v: str, dtype: str) -> str:
+        return f"({_CTYPE[dtype]}){v}"
+
+    def literal(self, v: float) -> str:
+        return _literal(v)
+
+    def elem_bytes(self, dtype: str) -> int:
+        return 1 if dtype == "bool" else 8
+
+    def const_decl(self, k: int, dtype: str) -> str:
+        return f"    const {_CTYPE[dtype]} *restrict c{k} = (const {_CTYPE[dtype]} *)cx->c[{k}];"
+
+    def ws_decl(self, buf: str, dtype: str, offset: int) -> str:
+        # no restrict: a block is reused by later values, through other pointers
+        return f"    {_CTYPE[dtype]} *{buf} = ({_CTYPE[dtype]} *)(cx->ws + {offset});"
+
+    def ptr(self, buf: str, off: str) -> str:
+        """An argument pointing at element ``off`` of ``buf`` (one argument in C)."""
+        return f"{buf} + {off}"
+
+    def zero(self, buf: str, size: int) -> str:
+        return f"memset({buf}, 0, {size} * sizeof(double));"
+
+    def scratch(self, gen: _Generator, name: str, n: int) -> str:
+        """A float64 array of ``n`` local to one kernel's loop: declared where it is used."""
+        return f"double {name}[{n}];"
+
+    def function(self, gen: _Generator, body: list[str]) -> str:
+        head = ["TB_BODY int @NAME@_body(void *ctx, const double *restrict q,",
+                "         double *restrict logp, double *restrict grad) {",
+                "    const tb_ctx *cx = (const tb_ctx *)ctx;",
+                "    int status = 0;"]
+        return "\n".join(head + gen.buffers + body + ["}", _DISPATCH])
+
+    def store_logp(self, value: str) -> str:
+        return f"    *logp = {value};"
+
+
+class _JsDialect(_CDialect):
+    """JavaScript over Float64Arrays (exact float64; V8 compiles it). The function is made by
+    a factory, ``makeDensity(C, TB)``, given the constants ``C`` (typed arrays) and the
+    prelude ``TB`` (``tb_prelude.js``); the workspace is one Float64Array allocated there, and
+    every value lives in it as a float64 (bool as 0/1, integers exactly: only positions and
+    flags, far below 2**53). Names the C code calls (``exp``, ``tb_max``, ``NAN``...) are bound
+    once in the factory, so the expressions are the C lowering's own text."""
+
+    name = "js"
+    int_var = "let"
+    float_var = "let"
+    vector = False  # Math.exp and friends: V8 has no vectorised variants to choose
+
+    def const(self, dtype: str) -> str:
+        return "const"
+
+    def cast(self, v: str, dtype: str) -> str:
+        if dtype == "float64":
+            return f"(+{v})"  # a bool (true/false) as 1/0
+        if dtype == "bool":
+            return f"({v} != 0)"
+        return f"Math.trunc({v})"  # C's conversion of a double to an integer
+
+    def literal(self, v: float) -> str:
+        v = float(v)
+        if v != v:
+            return "NaN"
+        if v in (float("inf"), float("-inf")):
+            return "Infinity" if v > 0 else "(-Infinity)"
+        return f"({v!r})"  # the shortest repr reads back as the same double in JavaScript
+
+    def elem_bytes(self, dtype: str) -> int:
+        return 8
+
+    def const_decl(self, k: int, dtype: str) -> str:
+        return f"  const c{k} = C[{k}];"
+
+    def ws_decl(self, buf: str, dtype: str, offset: int) -> str:
+        return f"  const {buf} = W.subarray({offset // 8});"
+
+    def ptr(self, buf: str, off: str) -> str:
+        return f"{buf}, {off}"
+
+    def zero(self, buf: str, size: int) -> str:
+        return f"{buf}.fill(0, 0, {size});"
+
+    def scratch(self, gen: _Generator, name: str, n: int) -> str:
+        gen.buffers.append(f"  const {name} = new Float64Array({n});")
+        return ""
+
+    def function(self, gen: _Generator, body: list[str]) -> str:
+        head = ["function makeDensity(C, TB) {",
+                '  "use strict";',
+                *_JS_NAMES,
+                f"  const W = new Float64Array({max(gen.ws_bytes // 8, 1)});"]
+        return "\n".join(head + gen.buffers + [
+            "  return function density(q, logp, grad) {",
+            "    let status = 0;",
+            *[f"  {x}" for x in body],
+            "  };",
+            "}"]) + "\n"
+
+    def store_logp(self, value: str) -> str:
+        return f"    logp[0] = {value};"
+
+
+# the C names the generated expressions call, bound once per density in JavaScript
+_JS_NAMES = (
+    "  const exp = Math.exp, log = Math.log, log1p = Math.log1p, expm1 = Math.expm1;",
+    "  const sqrt = Math.sqrt, tanh = Math.tanh, sin = Math.sin, cos = Math.cos;",
+    "  const tan = Math.tan, floor = Math.floor, ceil = Math.ceil, fabs = Math.abs;",
+    "  const pow = Math.pow, isnan = Number.isNaN, isfinite = Number.isFinite;",
+    "  const NAN = NaN, INFINITY = Infinity;",
+    "  const nearbyint = TB.nearbyint, erf = TB.erf, erfc = TB.erfc;",
+    "  const tb_max = TB.max, tb_min = TB.min, tb_clip = TB.clip, tb_sign = TB.sign;",
+    "  const tb_logaddexp = TB.logaddexp, tb_expit = TB.expit, tb_expit_np = TB.expitNp;",
+    "  const tb_floordiv = TB.floordiv, tb_mod = TB.mod;",
+    "  const tb_lgamma = TB.lgamma, tb_digamma = TB.digamma;",
+    "  const tb_cholesky = TB.cholesky, tb_trisolve = TB.trisolve;",
+)
+_C = _CDialect()
+_JS = _JsDialect()
+
+
 class _Generator:
-    def __init__(self, rec: Any) -> None:
+    def __init__(self, rec: Any, dialect: _CDialect | None = None) -> None:
         self.rec = rec
+        self.d = dialect or _C
         self.meta: dict[int, tuple[tuple[int, ...], str]] = {}
         self.consts: dict[int, Any] = {}
         self.steps: list[tuple[str, tuple[int, ...], dict[str, Any], int]] = []
@@ -275,9 +489,12 @@ class _Generator:
         self.outputs = items
         for s in needed:
             if s in consts:
-                self.consts[s] = np.asarray(consts[s])
-                arr = self.consts[s]
-                self.meta[s] = (tuple(arr.shape), _dtype_of_array(arr, "constant"))
+                self.consts[s] = consts[s]
+                cshape, cdtype = _shape_dtype(consts[s])
+                if cdtype not in _CTYPE:
+                    raise LoweringError(f"constant: dtype {cdtype} is not lowered (float64, "
+                                        f"int64, int32, bool)")
+                self.meta[s] = (cshape, cdtype)
         self.meta[inp] = (tuple(shape), dtype)
         for name, _refs, _params, out in self.steps:
             oshape, odtype = rec.meta[out]
@@ -300,10 +517,8 @@ class _Generator:
         elif slot in self.consts:
             k = len(self.const_arrays)
             dtype = self.meta[slot][1]
-            self.const_arrays.append(np.ascontiguousarray(self.consts[slot],
-                                                          dtype=_NP_DTYPE[dtype]))
-            self.buffers.append(f"    const {_CTYPE[dtype]} *restrict c{k} = "
-                                f"(const {_CTYPE[dtype]} *)cx->c[{k}];")
+            self.const_arrays.append(self._constant(self.consts[slot], dtype))
+            self.buffers.append(self.d.const_decl(k, dtype))
             st = (f"c{k}", 0)
         else:
             raise AssertionError(f"slot {slot} read before it is computed")
@@ -313,7 +528,7 @@ class _Generator:
     def _alloc(self, slot: int) -> tuple[str, int]:
         """Workspace for ``slot``: a block no live value uses (best fit), else a new one."""
         shape, dtype = self.meta[slot]
-        nbytes = (max(_size(shape), 1) * (8 if dtype != "bool" else 1) + 7) // 8 * 8
+        nbytes = (max(_size(shape), 1) * self.d.elem_bytes(dtype) + 7) // 8 * 8
         fits = [b for b in self.free if b[1] >= nbytes]
         if fits:
             block = min(fits, key=lambda b: b[1])
@@ -322,9 +537,7 @@ class _Generator:
             block = (self.ws_bytes, nbytes)
             self.ws_bytes += nbytes
         buf = f"w{slot}"
-        # no restrict: a block is reused by later values, through other pointers
-        self.buffers.append(f"    {_CTYPE[dtype]} *{buf} = ({_CTYPE[dtype]} *)(cx->ws + "
-                            f"{block[0]});")
+        self.buffers.append(self.d.ws_decl(buf, dtype, block[0]))
         self.blocks[buf] = block
         self.storage[slot] = (buf, 0)
         self._keep(slot)
@@ -383,16 +596,20 @@ class _Generator:
             self._release(i)
             self._emit(name, refs, params, out)
             i += 1
-        lines = ["TB_BODY int @NAME@_body(void *ctx, const double *restrict q,",
-                 "         double *restrict logp, double *restrict grad) {",
-                 "    const tb_ctx *cx = (const tb_ctx *)ctx;",
-                 "    int status = 0;"]
         body = list(self.lines)
         lp, g = self.outputs
-        body.append(f"    *logp = {self._at(lp, '0')};")
-        body.append(f"    for (long i = 0; i < {self.n}; i++) grad[i] = {self._at(g, 'i')};")
+        body.append(self.d.store_logp(self._at(lp, '0')))
+        body.append(f"    for ({self.d.int_var} i = 0; i < {self.n}; i++) "
+                    f"grad[i] = {self._at(g, 'i')};")
         body.append("    return status;")
-        return "\n".join(lines + self.buffers + body + ["}", _DISPATCH])
+        return self.d.function(self, body)
+
+    def _constant(self, raw: Any, dtype: str) -> Any:
+        """A constant as ctx holds it: a C-contiguous NumPy array for C, ``(dtype, flat
+        values)`` for JavaScript (the host makes the typed array)."""
+        if self.d is _C:
+            return np.ascontiguousarray(raw, dtype=_NP_DTYPE[dtype])
+        return JsConstant(dtype, _flat_values(raw))
 
     def _fusable(self, step: Any, shape: tuple[int, ...]) -> bool:
         """Whether an elementwise ``step`` can join a loop over ``shape``: the same shape, or
@@ -459,9 +676,10 @@ class _Generator:
         for name, refs, params, out in group:
             args = [self._operand(r, shape, local, flat, idx) for r in refs]
             dtype = self.meta[out][1]
-            expr = _elementwise(name, args, dtype, params, vector=size >= _VECTOR_MIN)
+            expr = _elementwise(name, args, dtype, params, self.d,
+                                vector=self.d.vector and size >= _VECTOR_MIN)
             tmp = f"t{out}"
-            inner.append(f"const {_CTYPE[dtype]} {tmp} = {expr};")
+            inner.append(f"{self.d.const(dtype)} {tmp} = {expr};")
             local[out] = tmp
             if any(u > j and u not in summed for u in self.uses.get(out, [])):
                 stored.append(out)  # read after the loop: kept in the workspace
@@ -483,22 +701,23 @@ class _Generator:
             if split:
                 post += self._sum_lines(refs[0], size, self._at(out, "0"))
                 continue
-            pre.append(f"double acc{n} = 0.0;")
+            pre.append(f"{self.d.float_var} acc{n} = 0.0;")
             inner.append(f"acc{n} += {local[refs[0]]};")
             post.append(f"{self._at(out, '0')} = acc{n};")
         out_lines = ["    {"] + [f"        {x}" for x in pre]
         if nd:
-            out_lines.append("        long f = 0;")
+            out_lines.append(f"        {self.d.int_var} f = 0;")
             ind = "        "
             for k, d in enumerate(shape):
-                out_lines.append(f"{ind}for (long {idx[k]} = 0; {idx[k]} < {d}; {idx[k]}++) {{")
+                out_lines.append(f"{ind}for ({self.d.int_var} {idx[k]} = 0; {idx[k]} < {d}; "
+                                 f"{idx[k]}++) {{")
                 ind += "    "
             out_lines += [f"{ind}{x}" for x in inner] + [f"{ind}f++;"]
             for _ in shape:
                 ind = ind[:-4]
                 out_lines.append(f"{ind}}}")
         else:
-            out_lines.append(f"        for (long f = 0; f < {size}; f++) {{")
+            out_lines.append(f"        for ({self.d.int_var} f = 0; f < {size}; f++) {{")
             out_lines += [f"            {x}" for x in inner]
             out_lines.append("        }")
         out_lines += [f"        {x}" for x in post] + ["    }"]
@@ -510,8 +729,8 @@ class _Generator:
         machine; vectorisable without reassociating anything)."""
         acc = [f"s{a}" for a in range(_LANES)]
         whole = size - size % _LANES
-        lines = ["{", "    double " + ", ".join(f"{a} = 0.0" for a in acc) + ";",
-                 f"    for (long f = 0; f < {whole}; f += {_LANES}) {{",
+        lines = ["{", f"    {self.d.float_var} " + ", ".join(f"{a} = 0.0" for a in acc) + ";",
+                 f"    for ({self.d.int_var} f = 0; f < {whole}; f += {_LANES}) {{",
                  *[f"        {a} += {self._at(slot, f'f + {n}')};" for n, a in enumerate(acc)],
                  "    }",
                  *[f"    {acc[n]} += {self._at(slot, str(whole + n))};"
@@ -543,7 +762,8 @@ class _Generator:
     def _loop(self, shape: tuple[int, ...], body: list[str], prefix: str = "i") -> list[str]:
         lines, ind = [], "    "
         for k, d in enumerate(shape):
-            lines.append(f"{ind}for (long {prefix}{k} = 0; {prefix}{k} < {d}; {prefix}{k}++) {{")
+            lines.append(f"{ind}for ({self.d.int_var} {prefix}{k} = 0; {prefix}{k} < {d}; "
+                         f"{prefix}{k}++) {{")
             ind += "    "
         lines += [f"{ind}{b}" for b in body]
         for _ in shape:
@@ -556,44 +776,38 @@ class _Generator:
         self._keep(out)
 
     def _k_gather_flat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
-        index = params["index"]
-        if getattr(index, "_pure", False):
-            raise LoweringError("gather_flat: an index planned without NumPy is not lowered")
-        pos = np.asarray(index.flat_positions(), dtype=np.int64).ravel()
-        n = pos.size
+        pos = [int(p) for p in _flat_values(params["index"].flat_positions())]
+        n = len(pos)
         buf, off = self._ref(refs[0])
-        if not index.has_arrays and n and bool(np.all(np.diff(pos) == 1)):
+        if not params["index"].has_arrays and n and _consecutive(pos):
             # a contiguous slice (structure, not data): the same memory at an offset
-            self.storage[out] = (buf, off + int(pos[0]))
+            self.storage[out] = (buf, off + pos[0])
             self._keep(out)
             return
         k = self._index_const(pos)
         self._alloc(out)
-        self.lines.append(f"    for (long i = 0; i < {n}; i++) {self._at(out, 'i')} = "
-                          f"{self._at(refs[0], f'c{k}[i]')};")
+        self.lines.append(f"    for ({self.d.int_var} i = 0; i < {n}; i++) "
+                          f"{self._at(out, 'i')} = {self._at(refs[0], f'c{k}[i]')};")
 
-    def _index_const(self, pos: Any) -> int:
+    def _index_const(self, pos: list[int]) -> int:
         k = len(self.const_arrays)
-        self.const_arrays.append(np.ascontiguousarray(pos, dtype=np.int64))
-        self.buffers.append(f"    const int64_t *restrict c{k} = (const int64_t *)cx->c[{k}];")
+        self.const_arrays.append(self._constant(pos, "int64"))
+        self.buffers.append(self.d.const_decl(k, "int64"))
         return k
 
     def _k_scatter_add_flat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
-        index = params["index"]
-        if getattr(index, "_pure", False):
-            raise LoweringError("scatter_add_flat: an index planned without NumPy is not lowered")
-        pos = np.asarray(index.flat_positions(), dtype=np.int64).ravel()
-        n, size = pos.size, _size(oshape)
+        pos = [int(p) for p in _flat_values(params["index"].flat_positions())]
+        n, size = len(pos), _size(oshape)
         self._alloc(out)
-        self.lines.append(f"    memset({self._ref(out)[0]}, 0, {size} * sizeof(double));")
-        if not index.has_arrays and n and bool(np.all(np.diff(pos) == 1)):
-            start = int(pos[0])
-            self.lines.append(f"    for (long i = 0; i < {n}; i++) "
-                              f"{self._at(out, f'{start} + i')} = {self._at(refs[0], 'i')};")
+        self.lines.append(f"    {self.d.zero(self._ref(out)[0], size)}")
+        loop = f"for ({self.d.int_var} i = 0; i < {n}; i++)"
+        if not params["index"].has_arrays and n and _consecutive(pos):
+            start = pos[0]
+            self.lines.append(f"    {loop} {self._at(out, f'{start} + i')} = "
+                              f"{self._at(refs[0], 'i')};")
             return
         k = self._index_const(pos)
-        self.lines.append(f"    for (long i = 0; i < {n}; i++) {self._at(out, f'c{k}[i]')} += "
-                          f"{self._at(refs[0], 'i')};")
+        self.lines.append(f"    {loop} {self._at(out, f'c{k}[i]')} += {self._at(refs[0], 'i')};")
 
     def _k_concat(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
         axis = int(params["axis"])
@@ -608,7 +822,8 @@ class _Generator:
             inner = _size(self.meta[r][0][axis:])
             if inner:
                 self.lines.append(
-                    f"    for (long o = 0; o < {outer}; o++) for (long i = 0; i < {inner}; i++) "
+                    f"    for ({self.d.int_var} o = 0; o < {outer}; o++) "
+                    f"for ({self.d.int_var} i = 0; i < {inner}; i++) "
                     f"{self._at(out, f'o * {row} + {at} + i')} = "
                     f"{self._at(r, f'o * {inner} + i')};")
             at += inner
@@ -620,11 +835,12 @@ class _Generator:
         outer, inner = _size(oshape[:axis]), _size(oshape[axis + 1:])
         self._alloc(out)
         k = f"({length - 1} - k)" if params["reverse"] else "k"
+        L = self.d.int_var
         ix = f"(o * {length} + {k}) * {inner} + i"
         self.lines += [
-            f"    for (long o = 0; o < {outer}; o++) for (long i = 0; i < {inner}; i++) {{",
-            "        double acc = 0.0;",
-            f"        for (long k = 0; k < {length}; k++) {{",
+            f"    for ({L} o = 0; o < {outer}; o++) for ({L} i = 0; i < {inner}; i++) {{",
+            f"        {self.d.float_var} acc = 0.0;",
+            f"        for ({L} k = 0; k < {length}; k++) {{",
             f"            acc += {self._at(refs[0], ix)};",
             f"            {self._at(out, ix)} = acc;",
             "        }",
@@ -651,7 +867,7 @@ class _Generator:
         m, k, n = a2[-2], a2[-1], b2[-1]
         if b2[-2] != k:
             raise LoweringError(f"matmul: shapes {ash} and {bsh} do not match")
-        batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+        batch = _broadcast_shapes(a2[:-2], b2[:-2])
         self._alloc(out)
 
         def offset(sh: tuple[int, ...], mat: int) -> str:
@@ -674,15 +890,18 @@ class _Generator:
         def at_o(ix: str) -> str:
             return self._at(out, f"{oo} + {ix}")
 
+        L, F = self.d.int_var, self.d.float_var
+        CF = self.d.const("float64")
+
         if n == 1 and k >= 2 * _LANES:
             # matrix-vector: each row's dot product in _LANES interleaved partial sums (element
             # l to sum l % _LANES, added pairwise at the end, as _sum_lines), which vectorises
             # along the row the same way for every vector width
             acc = [f"s{a}" for a in range(_LANES)]
             whole = k - k % _LANES
-            body = [f"for (long i = 0; i < {m}; i++) {{",
-                    "    double " + ", ".join(f"{x} = 0.0" for x in acc) + ";",
-                    f"    for (long l = 0; l < {whole}; l += {_LANES}) {{",
+            body = [f"for ({L} i = 0; i < {m}; i++) {{",
+                    f"    {F} " + ", ".join(f"{x} = 0.0" for x in acc) + ";",
+                    f"    for ({L} l = 0; l < {whole}; l += {_LANES}) {{",
                     *[f"        {x} += {at_a(f'i * {k} + l + {r}')} * {at_b(f'l + {r}')};"
                       for r, x in enumerate(acc)],
                     "    }",
@@ -693,36 +912,37 @@ class _Generator:
         elif n == 1:  # matrix-vector: R rows at once, each its own accumulator
             R = 4
             rows = m - m % R
-            body = [f"for (long i = 0; i < {rows}; i += {R}) {{",
-                    *[f"    double acc{r} = 0.0;" for r in range(R)],
-                    f"    for (long l = 0; l < {k}; l++) {{",
-                    f"        const double bl = {at_b('l')};",
+            body = [f"for ({L} i = 0; i < {rows}; i += {R}) {{",
+                    *[f"    {F} acc{r} = 0.0;" for r in range(R)],
+                    f"    for ({L} l = 0; l < {k}; l++) {{",
+                    f"        {CF} bl = {at_b('l')};",
                     *[f"        acc{r} += {at_a(f'(i + {r}) * {k} + l')} * bl;" for r in range(R)],
                     "    }",
                     *[f"    {at_o(f'i + {r}')} = acc{r};" for r in range(R)],
                     "}",
-                    f"for (long i = {rows}; i < {m}; i++) {{",
-                    "    double acc = 0.0;",
-                    f"    for (long l = 0; l < {k}; l++) "
+                    f"for ({L} i = {rows}; i < {m}; i++) {{",
+                    f"    {F} acc = 0.0;",
+                    f"    for ({L} l = 0; l < {k}; l++) "
                     f"acc += {at_a(f'i * {k} + l')} * {at_b('l')};",
                     f"    {at_o('i')} = acc;",
                     "}"]
         else:  # row i of the product accumulated along B's rows: independent columns j
-            body = [f"for (long i = 0; i < {m}; i++) {{",
-                    f"    double acc[{n}];",
-                    f"    for (long j = 0; j < {n}; j++) acc[j] = 0.0;",
-                    f"    for (long l = 0; l < {k}; l++) {{",
-                    f"        const double al = {at_a(f'i * {k} + l')};",
-                    f"        for (long j = 0; j < {n}; j++) "
-                    f"acc[j] += al * {at_b(f'l * {n} + j')};",
+            acc = f"acc_{out}"
+            body = [f"for ({L} i = 0; i < {m}; i++) {{",
+                    f"    {self.d.scratch(self, acc, n)}",
+                    f"    for ({L} j = 0; j < {n}; j++) {acc}[j] = 0.0;",
+                    f"    for ({L} l = 0; l < {k}; l++) {{",
+                    f"        {CF} al = {at_a(f'i * {k} + l')};",
+                    f"        for ({L} j = 0; j < {n}; j++) "
+                    f"{acc}[j] += al * {at_b(f'l * {n} + j')};",
                     "    }",
-                    f"    for (long j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} = acc[j];",
+                    f"    for ({L} j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} = {acc}[j];",
                     "}"] if n <= 64 else [
-                    f"for (long i = 0; i < {m}; i++) {{",
-                    f"    for (long j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} = 0.0;",
-                    f"    for (long l = 0; l < {k}; l++) {{",
-                    f"        const double al = {at_a(f'i * {k} + l')};",
-                    f"        for (long j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} += "
+                    f"for ({L} i = 0; i < {m}; i++) {{",
+                    f"    for ({L} j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} = 0.0;",
+                    f"    for ({L} l = 0; l < {k}; l++) {{",
+                    f"        {CF} al = {at_a(f'i * {k} + l')};",
+                    f"        for ({L} j = 0; j < {n}; j++) {at_o(f'i * {n} + j')} += "
                     f"al * {at_b(f'l * {n} + j')};",
                     "    }",
                     "}"]
@@ -734,8 +954,9 @@ class _Generator:
         self._alloc(out)
         abuf, aoff = self._ref(refs[0])
         obuf, _ = self._ref(out)
-        self.lines.append(f"    for (long b = 0; b < {batch}; b++) status |= tb_cholesky("
-                          f"{abuf} + {aoff} + b * {n * n}, {obuf} + b * {n * n}, {n});")
+        self.lines.append(f"    for ({self.d.int_var} b = 0; b < {batch}; b++) status |= "
+                          f"tb_cholesky({self.d.ptr(abuf, f'{aoff} + b * {n * n}')}, "
+                          f"{self.d.ptr(obuf, f'b * {n * n}')}, {n});")
 
     def _k_triangular_solve(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
         a, b = refs
@@ -748,7 +969,8 @@ class _Generator:
         abuf, aoff = self._ref(a)
         bbuf, boff = self._ref(b)
         obuf, _ = self._ref(out)
-        self.lines.append(f"    status |= tb_trisolve({abuf} + {aoff}, {bbuf} + {boff}, {obuf}, "
+        self.lines.append(f"    status |= tb_trisolve({self.d.ptr(abuf, str(aoff))}, "
+                          f"{self.d.ptr(bbuf, str(boff))}, {self.d.ptr(obuf, '0')}, "
                           f"{n}, {m}, {int(bool(params['lower']))}, "
                           f"{int(bool(params['transpose_a']))});")
 
@@ -774,17 +996,18 @@ class _Generator:
         def inner(stmt: str) -> list[str]:
             return [x[4:] for x in self._loop(rshape, [stmt], prefix="r")]
 
+        F = self.d.float_var
         if name == "sum":
-            body = ["double acc = 0.0;", *inner(f"acc += {read};")]
+            body = [f"{F} acc = 0.0;", *inner(f"acc += {read};")]
         elif name == "prod":
-            body = ["double acc = 1.0;", *inner(f"acc *= {read};")]
+            body = [f"{F} acc = 1.0;", *inner(f"acc *= {read};")]
         elif name in ("max", "min"):
-            body = [f"double acc = {first};", *inner(f"acc = tb_{name}(acc, {read});")]
+            body = [f"{F} acc = {first};", *inner(f"acc = tb_{name}(acc, {read});")]
         else:  # logsumexp, as the NumPy kernel: shift by a finite max, then log-sum-exp
-            body = ["double m = -INFINITY;" if red == 0 else f"double m = {first};",
+            body = [f"{F} m = -INFINITY;" if red == 0 else f"{F} m = {first};",
                     *inner(f"m = tb_max(m, {read});"),
                     "if (!isfinite(m)) m = 0.0;",
-                    "double acc = 0.0;",
+                    f"{F} acc = 0.0;",
                     *inner(f"acc += exp({read} - m);"),
                     "acc = log(acc) + m;"]
         body.append(f"{self._at(out, o_ix)} = acc;")
@@ -814,35 +1037,48 @@ def _pairwise(terms: list[str]) -> str:
     return terms[0]
 
 
+@functools.cache
+def _scipy_expit() -> bool:
+    """Whether the backends' sigmoid kernels are SciPy's expit (SciPy importable), or
+    exp(-logaddexp(0, -x)) (the NumPy and Python backends make the same choice)."""
+    try:
+        import scipy.special  # noqa: F401 - optional, as in the backends
+    except ImportError:
+        return False
+    return True
+
+
 def _sigmoid_template(vector: bool = False) -> str:
-    # the NumPy kernel's own formula: SciPy's expit when SciPy is there, else logaddexp
+    # the kernels' own formula: SciPy's expit when SciPy is there, else logaddexp
     v = "v" if vector else ""
-    return f"tb_{v}expit({{0}})" if numpy_backend._expit is not None else f"tb_{v}expit_np({{0}})"
+    return f"tb_{v}expit({{0}})" if _scipy_expit() else f"tb_{v}expit_np({{0}})"
 
 
 def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
-                 params: dict[str, Any], vector: bool = False) -> str:
-    """One element of an elementwise kernel, as a C expression of type ``dtype`` (``vector``:
-    in a loop long enough to be vectorised)."""
+                 params: dict[str, Any], d: _CDialect, vector: bool = False) -> str:
+    """One element of an elementwise kernel, as an expression of type ``dtype`` in dialect
+    ``d`` (``vector``: in a loop long enough to be vectorised)."""
     vals = [a for a, _ in args]
     kinds = [d for _, d in args]
-    ctype = _CTYPE[dtype]
     if name in _COMPARE:
         return f"({vals[0]} {_COMPARE[name]} {vals[1]})"
+    # operands compared with 0, not used as truth values: JavaScript's && returns an operand,
+    # and a NaN is true in C (and NumPy) but falsy in JavaScript
     if name == "logical_and":
-        return f"({vals[0]} && {vals[1]})"
+        return f"({vals[0]} != 0 && {vals[1]} != 0)"
     if name == "logical_or":
-        return f"({vals[0]} || {vals[1]})"
+        return f"({vals[0]} != 0 || {vals[1]} != 0)"
     if name == "logical_not":
-        return f"(!{vals[0]})"
+        return f"({vals[0]} == 0)"
     if name == "where":
-        return f"({vals[0]} ? ({ctype}){vals[1]} : ({ctype}){vals[2]})"
+        return (f"({vals[0]} != 0 ? {_convert(vals[1], kinds[1], dtype, d)} : "
+                f"{_convert(vals[2], kinds[2], dtype, d)})")
     if name == "broadcast_to":
-        return f"({ctype}){vals[0]}"
+        return _convert(vals[0], kinds[0], dtype, d)
     if name == "cast":
         if dtype == "bool":
             return f"({vals[0]} != 0)"
-        return f"({ctype}){vals[0]}"
+        return _convert(vals[0], kinds[0], dtype, d)
     if name in ("isnan", "isfinite"):
         if kinds[0] != "float64":
             return "1" if name == "isfinite" else "0"
@@ -851,7 +1087,7 @@ def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
         return vals[0]  # integers are already whole
     if dtype != "float64":
         raise LoweringError(f"{name}: {dtype} arithmetic is not lowered (float64 only)")
-    vals = [v if k == "float64" else f"(double){v}" for v, k in zip(vals, kinds)]
+    vals = [_convert(v, k, "float64", d) for v, k in zip(vals, kinds)]
     if vector and name in _VECTOR_F:
         return _VECTOR_F[name].format(*vals)
     if name in _UNARY_F:
@@ -870,5 +1106,5 @@ def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
         hi = float("inf") if params.get("hi") is None else params["hi"]
         if not all(isinstance(v, int | float) for v in (lo, hi)):
             raise LoweringError(f"clip: bounds {lo!r}, {hi!r} are not Python numbers")
-        return f"tb_clip({vals[0]}, {_literal(lo)}, {_literal(hi)})"
+        return f"tb_clip({vals[0]}, {d.literal(lo)}, {d.literal(hi)})"
     raise LoweringError(f"{name}: no C lowering for this kernel")
