@@ -410,7 +410,10 @@ _JS_NAMES = (
     "  const exp = Math.exp, log = Math.log, log1p = Math.log1p, expm1 = Math.expm1;",
     "  const sqrt = Math.sqrt, tanh = Math.tanh, sin = Math.sin, cos = Math.cos;",
     "  const tan = Math.tan, floor = Math.floor, ceil = Math.ceil, fabs = Math.abs;",
-    "  const pow = Math.pow, isnan = Number.isNaN, isfinite = Number.isFinite;",
+    "  const isnan = Number.isNaN, isfinite = Number.isFinite;",
+    # C's pow (and NumPy's): 1 ** y is 1 and (-1) ** +-inf is 1, where Math.pow gives NaN
+    "  const pow = (x, y) => (x === 1 || (x === -1 && (y === Infinity || y === -Infinity)))",
+    "    ? 1 : Math.pow(x, y);",
     "  const NAN = NaN, INFINITY = Infinity;",
     "  const nearbyint = TB.nearbyint, erf = TB.erf, erfc = TB.erfc;",
     "  const tb_max = TB.max, tb_min = TB.min, tb_clip = TB.clip, tb_sign = TB.sign;",
@@ -961,18 +964,30 @@ class _Generator:
     def _k_triangular_solve(self, refs: Any, params: Any, out: int, oshape: Any) -> None:
         a, b = refs
         ash, bsh = self.meta[a][0], self.meta[b][0]
-        if len(ash) != 2 or len(bsh) not in (1, 2):
-            raise LoweringError(f"triangular_solve: batched shapes {ash}, {bsh} are not lowered")
-        n = ash[0]
-        m = bsh[1] if len(bsh) == 2 else 1
+        if len(ash) < 2 or (len(bsh) == 1 and len(ash) != 2) or not bsh:
+            raise LoweringError(f"triangular_solve: shapes {ash}, {bsh} are not lowered")
+        n = ash[-1]
+        m = bsh[-1] if len(bsh) >= 2 else 1
+        b2 = tuple(bsh) if len(bsh) >= 2 else (*bsh, 1)
+        # batch dimensions broadcast as in the NumPy kernel (np.linalg.solve): one solve each
+        batch = _broadcast_shapes(tuple(ash[:-2]), b2[:-2])
         self._alloc(out)
         abuf, aoff = self._ref(a)
         bbuf, boff = self._ref(b)
         obuf, _ = self._ref(out)
-        self.lines.append(f"    status |= tb_trisolve({self.d.ptr(abuf, str(aoff))}, "
-                          f"{self.d.ptr(bbuf, str(boff))}, {self.d.ptr(obuf, '0')}, "
-                          f"{n}, {m}, {int(bool(params['lower']))}, "
-                          f"{int(bool(params['transpose_a']))});")
+
+        def offset(sh: tuple[int, ...], mat: int) -> str:
+            full = (1,) * (len(batch) - len(sh)) + tuple(sh)
+            st = _strides(full)
+            terms = [f"b{d} * {st[d] * mat}" for d in range(len(batch)) if full[d] != 1]
+            return " + ".join(terms) or "0"
+
+        oo = " + ".join([f"b{d} * {s * n * m}" for d, s in enumerate(_strides(batch))]) or "0"
+        call = (f"status |= tb_trisolve({self.d.ptr(abuf, f'{aoff} + {offset(ash[:-2], n * n)}')}, "
+                f"{self.d.ptr(bbuf, f'{boff} + {offset(b2[:-2], n * m)}')}, "
+                f"{self.d.ptr(obuf, oo)}, {n}, {m}, {int(bool(params['lower']))}, "
+                f"{int(bool(params['transpose_a']))});")
+        self.lines += self._loop(batch, [call], prefix="b")
 
     def _reduce(self, name: str, refs: Any, params: Any, out: int, oshape: Any) -> None:
         x = refs[0]
