@@ -326,6 +326,18 @@ class ChainRun:
             raise MemoryError(f"compiled chain: failed with code {done}")
         return done
 
+    def divergent(self, start: int, stop: int) -> np.ndarray:
+        """Whether each iteration ``start..stop-1`` (warmup included) diverged."""
+        return self.iter_divergent[start:stop]
+
+    def draws_rows(self, kept: int) -> np.ndarray:
+        """The first ``kept`` draws of the free state, one row each."""
+        return self.draws[:kept]
+
+    def stat(self, name: str, kept: int) -> np.ndarray:
+        """The first ``kept`` values of a per-draw statistic (``chains.STATS``)."""
+        return self.stats[name][:kept]
+
     def raise_pending(self) -> None:
         """Raise an error a Python density recorded during :meth:`run`."""
         pending = getattr(self._density, "raise_pending", None)

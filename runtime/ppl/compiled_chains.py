@@ -1,13 +1,16 @@
-"""``run_chains`` with the sampler in C: each chain's warmup and sampling run in compiled code
-(``runtime/compiled/sampler.c``), one thread per chain, against a log density that is a C
-function pointer; Python sees only progress, interrupts and the draws.
+"""``run_chains`` with the sampler in compiled code: each chain's warmup and sampling run in C
+(``runtime/compiled/sampler.c``, one thread per chain, against a log density that is a C
+function pointer) or, in Pyodide, in JavaScript (``runtime/compiled/sampler.js``, chains in
+turn, against the density lowered to JavaScript); Python sees only progress, interrupts and the
+draws.
 
 The semantics and the output are ``chains.run_chains``'s: the same initial points (found here in
-Python with the model's NumPy target), the same per-chain random streams, the same adaptation,
+Python with the model's own target), the same per-chain random streams, the same adaptation,
 thinning, statistics, warmup information and interrupts. Chains advance in blocks of iterations
 (sized to take about ``_BLOCK_SECONDS``); between blocks the main thread reports progress and
 checks ``should_stop``, the host's safe point and Ctrl-C, so an interrupt ends the run at the end
-of the current block with the draws taken so far.
+of the current block with the draws taken so far. The bookkeeping uses the host array module
+(NumPy, or the pure arrays of Pyodide).
 """
 
 from __future__ import annotations
@@ -19,10 +22,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from ..compiled.sampler import ChainRun, Density
+from ..compiled.js_sampler import JsChainRun
 from ..errors import SamplingInterrupted
+from ..host_namespace import np
 from .chain_rng import chain_rng
 from .chains import (
     STATS,
@@ -38,18 +40,20 @@ from .draws import Draws
 
 __all__ = ["run_chains_compiled"]
 
+_STAT_DTYPES = dict(zip(STATS, (float, int, int, bool, float, float)))
 _BLOCK_SECONDS = 0.05  # between progress updates and interrupt checks
 
 
-def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: int, chains: int,
+def run_chains_compiled(model: Any, density: Any, n_samples: int, warmup: int, chains: int,
                         sampler: SamplerConfig | None, initial_values: Any, seed: int | None,
                         thin: int, progress: bool | None,
                         callback: Callable[[dict], Any] | None, callback_every: int,
                         should_stop: Callable[[], bool] | None,
                         chain_ids: list[int] | None = None) -> Draws:
-    """``chains.run_chains`` with every chain in C; ``density`` is the model's adjusted log
-    density and gradient on the free scale as a C function (``fn_address``, ``new_context()``,
-    ``n``), e.g. the C lowering of ``model``'s program."""
+    """``chains.run_chains`` with every chain in compiled code; ``density`` is the model's
+    adjusted log density and gradient on the free scale: a C function (``fn_address``,
+    ``new_context()``, ``n``: ``compiled.sampler.Density``, e.g. the C lowering of ``model``'s
+    program; chains on threads) or a ``compiled.js_sampler.JsDensity`` (chains in turn)."""
     cfg = sampler or nuts()
     for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
                         ("thin", thin, 1)):
@@ -62,7 +66,8 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         # tries of initial points may overflow: they are retried, not warned about (as mcmc)
         q0 = _initial_free(model, chains, initial_values, rng, model.compiled_target(chains))
-    runs = [ChainRun(density, q0[c], rng.keys[c], kind=cfg.kind, warmup=warmup,
+    run_class = _run_class(density)
+    runs = [run_class(density, q0[c], rng.keys[c], kind=cfg.kind, warmup=warmup,
                      n_samples=n_samples, thin=thin, max_depth=cfg.max_depth,
                      n_leapfrog=cfg.n_leapfrog, target_accept=cfg.target_accept,
                      step_size=cfg.step_size or 1.0, adapt_step=cfg.step_size is None,
@@ -74,13 +79,12 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
                    callback_every)
     # which iterations' divergences the progress counts: warmup's and the kept draws' (as
     # run_chains, which counts a thinned-out iteration's divergences nowhere)
-    counted = np.ones(total, bool)
-    counted[warmup:] = (np.arange(total - warmup) % thin) == 0
+    counted = [i < warmup or (i - warmup) % thin == 0 for i in range(total)]
     divergences = 0
     done = 0  # iterations every chain has finished
     interrupted = False
     pool = cf.ThreadPoolExecutor(max_workers=chains, thread_name_prefix="tb-chain") \
-        if chains > 1 else None
+        if chains > 1 and run_class is not JsChainRun else None
     try:
         block = 1  # the first block also runs the step-size search
         while done < total:
@@ -112,12 +116,14 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     if interrupted:
         warnings.warn(f"mcmc: interrupted at iteration {done + 1} of {total}; returning the "
                       f"{kept} draws taken so far", SamplingInterrupted, stacklevel=3)
-    free = np.stack([r.draws[:kept] for r in runs])
-    stats = {k: (np.stack([r.stats[k][:kept] for r in runs]) if kept else np.zeros((chains, 0)))
-             for k in STATS}
+    free = np.asarray([r.draws_rows(kept) for r in runs], dtype=float) if kept else \
+        np.zeros((chains, 0, model.n_free))
+    stats = {k: (np.asarray([r.stat(k, kept) for r in runs], dtype=dtype) if kept
+                 else np.zeros((chains, 0), dtype=dtype))
+             for k, dtype in _STAT_DTYPES.items()}
     values = _constrained_draws(model, free)
-    warmup_info = {"step_size": np.array([r.step_size for r in runs]),
-                   "inv_metric": np.stack([r.inv_metric for r in runs]),
+    warmup_info = {"step_size": np.asarray([r.step_size for r in runs], dtype=float),
+                   "inv_metric": np.asarray([list(r.inv_metric) for r in runs], dtype=float),
                    "divergences": sum(r.warmup_divergences for r in runs)}
     draws = Draws(values, free, stats, warmup=warmup_info, interrupted=interrupted)
     draws.node_names = dict(zip(model.variables, model.variable_names()))
@@ -125,13 +131,17 @@ def run_chains_compiled(model: Any, density: Density, n_samples: int, warmup: in
     return draws
 
 
-def _report(bar: Progress, runs: list[ChainRun], counted: np.ndarray, done: int, k: int,
+def _report(bar: Progress, runs: list[Any], counted: list[bool], done: int, k: int,
             warmup: int, divergences: int) -> int:
     """Progress for iterations ``done .. done + k - 1``: ``bar.update`` where run_chains's
     would call the callback, at the end of warmup (the count of warmup divergences) and at the
     block's end (the bar); returns the divergences so far."""
-    div = np.sum([r.iter_divergent[done:done + k] for r in runs], axis=0) * counted[done:done + k]
-    cumulative = divergences + np.cumsum(div)
+    flags = [r.divergent(done, done + k) for r in runs]
+    cumulative, total = [], divergences
+    for j in range(k):
+        if counted[done + j]:
+            total += sum(1 for f in flags if f[j])
+        cumulative.append(total)
     at = {k - 1}
     if warmup - 1 - done in range(k):
         at.add(warmup - 1 - done)
@@ -142,16 +152,26 @@ def _report(bar: Progress, runs: list[ChainRun], counted: np.ndarray, done: int,
             at.add(k - 1)
     for j in sorted(at):
         i = done + j
-        bar.update(i, "warmup" if i < warmup else "sampling", int(cumulative[j]))
-    return int(cumulative[-1])
+        bar.update(i, "warmup" if i < warmup else "sampling", cumulative[j])
+    return cumulative[-1]
 
 
-def _run_block(runs: list[ChainRun], k: int, pool: cf.ThreadPoolExecutor | None) -> bool:
+def _run_class(density: Any) -> Any:
+    """The chain runner for ``density``: C (``fn_address``) or JavaScript."""
+    if hasattr(density, "fn_address"):
+        from ..compiled.sampler import ChainRun  # cffi and NumPy: not in Pyodide
+
+        return ChainRun
+    return JsChainRun
+
+
+def _run_block(runs: list[Any], k: int, pool: cf.ThreadPoolExecutor | None) -> bool:
     """``k`` iterations of every chain; True when Ctrl-C came meanwhile. The chains always
     finish the block (C cannot be stopped mid-call), so they stay in step."""
     if pool is None:
         try:
-            runs[0].run(k)
+            for r in runs:
+                r.run(k)
         except KeyboardInterrupt:  # pragma: no cover - raised only after the C call returned
             return True
         return False

@@ -2,11 +2,13 @@
 
 Two samplers give the same draws for a seed (up to rounding): the compiled one
 (``compiled_chains``: the model's log density lowered to C, each chain's NUTS or HMC in C on a
-thread of its own) and the NumPy one (``chains``: chains batched along a leading dimension, the
+thread of its own; in Pyodide, lowered to JavaScript with NUTS and HMC in JavaScript) and the
+NumPy one (``chains``: chains batched along a leading dimension, the
 log density staged for a ``[chains, n]`` batch, the bookkeeping in NumPy, or in pure-Python arrays
 without NumPy). ``backend="auto"`` picks the compiled one when a C compiler works here and the
-model can be lowered, and says why when it cannot. A Ctrl-C (or a ``should_stop`` callback
-returning True) ends the run and returns the draws taken so far, marked ``interrupted``.
+model can be lowered (in Pyodide: JavaScript), and says why when it cannot. A Ctrl-C (or a
+``should_stop`` callback returning True) ends the run and returns the draws taken so far,
+marked ``interrupted``.
 """
 
 from __future__ import annotations
@@ -16,16 +18,20 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..compiled.lowering import LoweringError
 from ..errors import CompiledSamplingUnavailable
 from ..host_namespace import NAME, np
 from .chain_rng import fresh_seed
 from .chains import SamplerConfig, hmc, nuts, run_chains
+from .compiled_chains import run_chains_compiled
 from .draws import Draws
+from .js_density import compile_js_density
 from .sampling_threads import sampling_tuning
 
 __all__ = ["BACKENDS", "hmc", "mcmc", "nuts"]
 
 BACKENDS = ("auto", "compiled", "numpy")  # mcmc's backend= values
+# Draws.backend: "compiled" (C), "js" (JavaScript, Pyodide) or "numpy"
 
 
 def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
@@ -53,8 +59,10 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
     ``backend``: ``"auto"`` (the compiled sampler when a C compiler works here and the model
     can be lowered to C, else the NumPy one with a :class:`CompiledSamplingUnavailable`
     warning saying why), ``"compiled"`` (an error saying why when it cannot run) or
-    ``"numpy"``. ``Draws.backend`` says which ran and ``Draws.compile_seconds`` what
-    compiling cost (0 when the model came from the disk cache).
+    ``"numpy"``. In Pyodide the compiled sampler is JavaScript: the model's log density
+    lowered to one JavaScript function and NUTS/HMC in JavaScript (no warning when it falls
+    back). ``Draws.backend`` says which ran (``"compiled"``, ``"js"`` or ``"numpy"``) and
+    ``Draws.compile_seconds`` what compiling cost (0 when the model came from the disk cache).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got "
@@ -65,12 +73,11 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
         seed = fresh_seed()  # one seed for every worker: chains stay distinct streams of it
     density = _compiled_density(model, backend)
     if density is not None:
-        from .compiled_chains import run_chains_compiled  # NumPy-only (absent in Pyodide)
-
         draws = run_chains_compiled(model, density, n_samples, warmup, chains, sampler,
                                     initial_values, seed, thin, progress, callback,
                                     callback_every, should_stop)
-        draws.backend, draws.compile_seconds = "compiled", density.compile_seconds
+        draws.backend = "compiled" if hasattr(density, "fn_address") else "js"
+        draws.compile_seconds = density.compile_seconds
         return draws
     if n_cores is not None and n_cores != 1:
         from .parallel import run_parallel  # NumPy-only (absent in Pyodide): worker processes
@@ -93,13 +100,14 @@ def _compiled_density(model: Any, backend: str) -> Any:
     (with a one-line warning under "auto" saying why; an error under "compiled")."""
     if backend == "numpy":
         return None
+    if sys.platform == "emscripten":
+        return _js_density(model, backend)
     if NAME != "numpy":  # Pyodide, or the pure-Python arrays forced: no C compiler to call
         reason = "NumPy is not available (the pure-Python sampler runs)"
         if backend == "compiled":
             raise RuntimeError(f"backend='compiled': {reason}")
         return None
-    from ..compiled.lowering import LoweringError  # NumPy-only, as the rest of compiled/
-    from .compiled_density import compile_density
+    from .compiled_density import compile_density  # NumPy and cffi: not in Pyodide
 
     cache = getattr(model, "_compiled", None)
     density = cache.get("c_density") if isinstance(cache, dict) else None
@@ -121,3 +129,21 @@ def _compiled_density(model: Any, backend: str) -> Any:
         warnings.warn(f"mcmc: sampling with NumPy, not the compiled sampler ({reason})",
                       CompiledSamplingUnavailable, stacklevel=3)
     return None
+
+
+def _js_density(model: Any, backend: str) -> Any:
+    """In Pyodide: the model's log density as a JavaScript function, or None for the
+    pure-Python sampler (silently under "auto"; an error under "compiled")."""
+    cache = getattr(model, "_compiled", None)
+    density = cache.get("js_density") if isinstance(cache, dict) else None
+    if density is not None:
+        return density
+    try:
+        density = compile_js_density(model)
+    except (LoweringError, RuntimeError) as e:
+        if backend == "compiled":
+            raise RuntimeError(f"backend='compiled': {e}") from e
+        return None
+    if isinstance(cache, dict):
+        cache["js_density"] = density
+    return density

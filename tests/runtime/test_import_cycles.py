@@ -40,12 +40,10 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "NumPy is optional in the bridge (Pyodide): na_arrays subclasses numpy.ma",
     (_R + "ppl.sampler", _R + "ppl.parallel"):
         "NumPy is optional (Pyodide): worker processes exchange NumPy arrays",
-    (_R + "ppl.sampler", _R + "ppl.compiled_chains"):
-        "NumPy is optional (Pyodide): the compiled sampler fills NumPy buffers",
     (_R + "ppl.sampler", _R + "ppl.compiled_density"):
-        "NumPy is optional (Pyodide): the C lowering reads NumPy constants",
-    (_R + "ppl.sampler", _R + "compiled.lowering"):
-        "NumPy is optional (Pyodide): the C lowering reads NumPy constants",
+        "NumPy and cffi are optional (Pyodide): the C density hands NumPy arrays to C",
+    (_R + "ppl.compiled_chains", _R + "compiled.sampler"):
+        "NumPy and cffi are optional (Pyodide): the C chains fill NumPy buffers",
 }
 
 
