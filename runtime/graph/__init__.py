@@ -3,10 +3,12 @@
 from .bijectors import Bijector, Constraint, biject_to, greater_than, interval, less_than, real
 from .families import Family
 from .model_compiler import Model, calculate, distribution, make_distribution, model
-from .nodes import GraphNode, LazyArray, as_data, variable
+from .nodes import GraphNode, LazyArray, as_data, model_backend, set_model_backend, variable
 from .simulate import simulate
 
 __all__ = [
+    "model_backend",
+    "set_model_backend",
     "Bijector",
     "Constraint",
     "Family",

@@ -36,6 +36,7 @@ from .nodes import (
     VariableNode,
     _lazy,
     distribution,
+    model_backend,
     node_of,
 )
 from .posterior_draws import PosteriorDraws  # ppl's Draws, without importing ppl
@@ -54,7 +55,8 @@ def make_distribution(family: Family, params: dict[str, Any], dim: Any = None) -
             args[k] = v.node
             refs[k] = v.node.reference
         else:
-            t = v if isinstance(v, Tensor) else tensor(v, dtype="float64")
+            t = v if isinstance(v, Tensor) else tensor(v, dtype="float64",
+                                                       backend=model_backend())
             if t.dtype.kind != "f":
                 t = t.astype("float64")
             args[k] = t

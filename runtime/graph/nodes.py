@@ -33,6 +33,8 @@ __all__ = [
     "VariableNode",
     "as_data",
     "distribution",
+    "model_backend",
+    "set_model_backend",
     "variable",
 ]
 
@@ -238,6 +240,25 @@ def _lazy(node: GraphNode, trace: GraphTrace = _GRAPH) -> LazyArray:
     return t
 
 
+# The backend new data and variables are made on when none is named: None is the runtime's
+# default backend. Pyodide's hosts name "python" (float64 in pure Python) because TF.js, their
+# default backend for tensors and layers, has no float64: models stay float64 in every door.
+_MODEL_BACKEND: list[Any] = [None]
+
+
+def set_model_backend(backend: Any) -> None:
+    """Make ``backend`` (a name, or None for the default backend) the one that new data and
+    variables of models are made on when they name none."""
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"backend: expected a backend name or None, got {backend!r}")
+    _MODEL_BACKEND[0] = backend
+
+
+def model_backend(backend: Any = None) -> Any:
+    """``backend`` if given, else the models' backend (see :func:`set_model_backend`)."""
+    return backend if backend is not None else _MODEL_BACKEND[0]
+
+
 def as_data(value: Any, name: str | None = None, dtype: Any = None,
             backend: Any = None) -> LazyArray:
     """Wrap known values (array-like) as a data array of the model.
@@ -249,6 +270,7 @@ def as_data(value: Any, name: str | None = None, dtype: Any = None,
         if value.node.kind != "data":
             raise TypeError(f"as_data: value is already a {value.node.kind} array")
         return value
+    backend = model_backend(backend)
     t = tensor(value, dtype=dtype, backend=backend)
     if dtype is None and not hasattr(value, "dtype") and t.dtype.name == "float32":
         t = tensor(value, dtype="float64", backend=backend)
@@ -271,7 +293,8 @@ def variable(lower: float = -math.inf, upper: float = math.inf, dim: Any = (),
     lower, upper = float(lower), float(upper)
     if not lower < upper:
         raise ValueError(f"lower/upper: need lower < upper, got lower={lower}, upper={upper}")
-    return _lazy(VariableNode(from_bounds(lower, upper), shape, dt, backend, name))
+    return _lazy(VariableNode(from_bounds(lower, upper), shape, dt, model_backend(backend),
+                              name))
 
 
 def node_of(x: Any) -> GraphNode:

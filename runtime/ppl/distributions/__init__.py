@@ -23,7 +23,7 @@ from typing import Any
 from ... import ops
 from ...argument_checks import DistributionSpec, arg_tests, check_values, distribution_spec
 from ...graph.model_compiler import make_distribution
-from ...graph.nodes import LazyArray
+from ...graph.nodes import LazyArray, model_backend
 from ...host_namespace import np
 from ...tensor import Tensor
 from . import families, sampling, special
@@ -266,7 +266,7 @@ def negative_binomial(size: Any, prob: Any, dim: Any = None) -> LazyArray:
 def _as_param(x: Any) -> Any:
     if isinstance(x, LazyArray):
         return x
-    t = x if isinstance(x, Tensor) else ops.tensor(x, dtype="float64")
+    t = x if isinstance(x, Tensor) else ops.tensor(x, dtype="float64", backend=model_backend())
     return t if t.dtype.name == "float64" else ops.cast(t, "float64")
 
 
