@@ -32,6 +32,7 @@ def _tensorflow(fn: Callable[..., Any], backend: Any) -> Any:
 
 register_compiler("numpy", StagedFunction)
 register_compiler("tfjs", StagedFunction)  # replays on raw host ids: ~1.8x in Pyodide
+register_compiler("python", StagedFunction)  # replays kernels on pure-Python arrays
 register_compiler("tensorflow", _tensorflow)
 
 

@@ -35,6 +35,7 @@ __all__ = [
 _FACTORIES: dict[str, str | Callable[[], Backend]] = {
     "numpy": "tensorbridge.runtime.backends.numpy_backend:NumpyBackend",
     "tensorflow": "tensorbridge.runtime.backends.tensorflow_backend:TensorflowBackend",
+    "python": "tensorbridge.runtime.backends.python_backend:PythonBackend",
 }
 _LOADED: dict[str, Backend] = {}
 _lock = threading.RLock()
