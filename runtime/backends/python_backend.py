@@ -21,7 +21,11 @@ Semantics are NumPy's (the ``numpy`` backend defines them), with the same result
   ``exp log log1p expm1 sin cos tan`` are the C library's (NumPy 1.26 on x86-64 gives the same
   bits); ``tanh`` and ``erf`` can differ from NumPy/SciPy by 2 ulp, ``erfc`` and ``lgamma`` by a
   few ulp relative to the value (``math``'s versions are the more accurate), ``digamma`` and
-  ``polygamma`` are ``special_numpy``'s series (about 1e-14 relative, absolute near the roots).
+  ``polygamma`` are ``special_numpy``'s series (about 1e-14 relative, absolute near the roots),
+  with SciPy's values at the poles (digamma(-0.0) = inf, polygamma finite between the negative
+  integers). Where the numpy backend uses SciPy, so does the choice here: ``sigmoid`` is
+  SciPy's expit ``1 / (1 + exp(-x))`` and ``lgamma(-inf)`` is -inf; without SciPy, the numpy
+  backend's fallbacks (``exp(-logaddexp(0, -x))``, ``math.lgamma``).
   ``matmul`` accumulates each dot product left to right from 0 (NumPy's loop without BLAS: exact
   for integers; BLAS may round float sums differently in the last bits), ``cholesky`` and
   ``triangular_solve`` are the textbook algorithms (LAPACK's blocked order can differ in the last
@@ -34,12 +38,18 @@ Semantics are NumPy's (the ``numpy`` backend defines them), with the same result
   differ by up to 3 ulp), and float32 sums are accumulated in float64 and rounded once (more
   accurate than NumPy's float32 pairwise sum, so they can differ in the last bits).
 * bool: Python bools; ``add``/``mul`` of bools are ``or``/``and``, as in NumPy.
+
+On CPython up to 3.11 the sequential float sums use ``sum()`` (plain left-to-right addition in
+C); from 3.12 (Pyodide) ``sum()`` of floats is compensated, so ``functools.reduce`` adds instead:
+the results are the same bits either way. The layers' fused kernels (``layers.*``, named in
+``layer_kernels.py``) are here too, with the numpy kernels' steps.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+import sys
 from array import array
 from functools import reduce
 from itertools import accumulate, repeat
@@ -790,6 +800,9 @@ def _py_where(cond: PyArray, x: PyArray, y: PyArray) -> PyArray:
 def _py_clip(x: PyArray, *, lo: Any, hi: Any) -> PyArray:
     dt = x.tb_dtype
     out = x._data
+    if dt.kind == "f":  # NumPy 1.26 casts Python bounds to the array's float dtype
+        lo = None if lo is None else as_raw([lo], dt)._data[0]
+        hi = None if hi is None else as_raw([hi], dt)._data[0]
     if lo is not None:
         out = [_maximum(v, lo) for v in out]
     if hi is not None:
@@ -802,16 +815,24 @@ def _py_clip(x: PyArray, *, lo: Any, hi: Any) -> PyArray:
 
 
 # -- reductions -----------------------------------------------------------------------------------
+if sys.version_info < (3, 12) and sys.implementation.name == "cpython":
+    # CPython up to 3.11 adds floats in sum() left to right in a C double: 3x reduce's speed
+    _seq = sum
+else:  # 3.12 made sum() of floats compensated (Neumaier): NumPy adds plainly, so reduce
+    def _seq(values: Any, start: Any) -> Any:
+        return reduce(_add, values, start)
+
+
 def _pairwise(a: list[float]) -> float:
     """NumPy's pairwise_sum of a contiguous run (without the reduction's identity)."""
     n = len(a)
     if n < 8:
-        return reduce(_add, a, 0.0)
+        return _seq(a, 0.0)
     if n <= 128:
         m = n - n % 8
-        r0, r1, r2, r3, r4, r5, r6, r7 = (reduce(_add, a[j + 8:m:8], a[j]) for j in range(8))
+        r0, r1, r2, r3, r4, r5, r6, r7 = (_seq(a[j + 8:m:8], a[j]) for j in range(8))
         res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        return reduce(_add, a[m:], res) if m < n else res
+        return _seq(a[m:], res) if m < n else res
     n2 = n // 2
     n2 -= n2 % 8
     return _pairwise(a[:n2]) + _pairwise(a[n2:])
@@ -843,30 +864,46 @@ def _reduced_shape(shape: tuple[int, ...], axis: tuple[int, ...],
     return tuple(d for i, d in enumerate(shape) if i not in axis)
 
 
+_GROUP_CACHE: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, ...]] = {}
+
+
+def _group_plan(shape: tuple[int, ...], axis: tuple[int, ...]) -> tuple[Any, ...]:
+    """(source positions or None, group size, number of groups, outer count, run length)."""
+    key = (shape, axis)
+    plan = _GROUP_CACHE.get(key)
+    if plan is None:
+        nd = len(shape)
+        axes = tuple(sorted(set(axis)))
+        kept = tuple(i for i in range(nd) if i not in axes)
+        # the reduced axes that are trailing coalesce with the last axis into one run, as in
+        # NumPy's iterator (size-1 axes are dropped by the iterator: they do not interrupt it)
+        t = nd
+        while t > 0 and ((t - 1) in axes or shape[t - 1] == 1):
+            t -= 1
+        run = _prod(shape[t:]) if t < nd else 1
+        perm = kept + axes
+        idx = _perm_index(shape, perm) if perm != tuple(range(nd)) else None
+        g = _prod(shape[i] for i in axes)
+        nout = _prod(shape[i] for i in kept)
+        plan = (idx, g, nout, g // run if run else 0, run)
+        if len(_GROUP_CACHE) > 512:
+            _GROUP_CACHE.clear()
+        _GROUP_CACHE[key] = plan
+    return plan
+
+
 def _groups(x: PyArray, axis: tuple[int, ...]) -> tuple[list[list[Any]], int, int]:
     """The values of each output element's reduction group as rows, in C order of the reduced
     axes, plus (outer reduced count, length of the trailing reduced run)."""
-    shape = x.shape
-    nd = len(shape)
-    axis = tuple(sorted(set(axis)))
-    kept = [i for i in range(nd) if i not in axis]
-    # the reduced axes that are trailing (coalesce with the last axis, as NumPy's iterator does)
-    # (size-1 axes are dropped by the iterator, so they do not interrupt the run)
-    t = nd
-    while t > 0 and ((t - 1) in axis or shape[t - 1] == 1):
-        t -= 1
-    run = _prod(shape[t:]) if t < nd else 1
+    idx, g, nout, outer, run = _group_plan(x.shape, axis)
     data = x._data
-    perm = tuple(kept) + axis
-    if perm != tuple(range(nd)):
-        idx = _perm_index(shape, perm)
-        data = [data[i] for i in idx]
-    g = _prod(shape[i] for i in axis)
-    nout = _prod(shape[i] for i in kept)
     if g == 0:
         return [[] for _ in range(nout)], 0, run
-    rows = [data[i * g:(i + 1) * g] for i in range(nout)] if nout != 1 else [data]
-    return rows, g // run if run else 0, run
+    if nout == 1:
+        return [data if idx is None else [data[i] for i in idx]], outer, run
+    if idx is not None:
+        data = [data[i] for i in idx]
+    return [data[i * g:(i + 1) * g] for i in range(nout)], outer, run
 
 
 def _sum_row_f(row: list[float], outer: int, run: int) -> float:
@@ -874,7 +911,7 @@ def _sum_row_f(row: list[float], outer: int, run: int) -> float:
     the outer reduced axes (C order) the pairwise sum of the trailing reduced run; without a
     trailing run, element by element."""
     if run == 1:
-        return reduce(_add, row, 0.0)
+        return _seq(row, 0.0)
     if outer <= 1:
         return 0.0 + _pairwise(row)
     acc = 0.0
@@ -927,7 +964,21 @@ def _prod32(row: list[float]) -> float:
     return acc
 
 
+def _row_extreme(r: list[Any], op: Any, builtin: Any) -> Any:
+    """NumPy's max/min of one group: NaN propagates, ties go to the later element (which only
+    shows for signed zeros). The builtin does the work when the group has no NaN (its sum is
+    then not NaN, or the slow path checks) and the extreme is not zero."""
+    s = sum(r)
+    if s == s:
+        v = builtin(r)
+        if v != 0:
+            return v
+    return reduce(op, r)
+
+
 def _extreme_reduce(name: str, op: Any) -> Any:
+    builtin = max if name == "max" else min
+
     def kernel(x: PyArray, *, axis: tuple, keepdims: bool) -> PyArray:
         shape = _reduced_shape(x.shape, axis, keepdims)
         if not axis:
@@ -936,7 +987,9 @@ def _extreme_reduce(name: str, op: Any) -> Any:
         if any(not r for r in rows):
             raise ValueError(
                 f"zero-size array to reduction operation {name} which has no identity")
-        return _mk([reduce(op, r) for r in rows], shape, x.tb_dtype)
+        if x.tb_dtype.kind != "f":
+            return _mk([builtin(r) for r in rows], shape, x.tb_dtype)
+        return _mk([_row_extreme(r, op, builtin) for r in rows], shape, x.tb_dtype)
 
     kernel.__name__ = f"_py_{name}"
     return kernel
@@ -948,14 +1001,34 @@ register_kernel(NAME, "min", _extreme_reduce("min", _minimum))
 
 @_k("logsumexp")
 def _py_logsumexp(x: PyArray, *, axis: tuple, keepdims: bool) -> PyArray:
-    # the numpy kernel's steps: max (keepdims), non-finite maxima replaced by 0, then
-    # log(sum(exp(x - m))) + m, each step rounded as NumPy rounds it
+    # the numpy kernel's steps, group by group: m = max (non-finite: 0), then
+    # log(sum(exp(x - m))) + m, each step rounded as NumPy rounds it, the sum in its order
+    dt = x.tb_dtype
+    shape = _reduced_shape(x.shape, axis, keepdims)
     if len(x._data) == 0:
         return _py_log(_py_sum(_py_exp(x), axis=axis, keepdims=keepdims))
-    m = _py_max(x, axis=axis, keepdims=True)
-    m = _mk([v if v - v == 0 else 0.0 for v in m._data], m.shape, m.tb_dtype)
-    out = _py_add(_py_log(_py_sum(_py_exp(_py_sub(x, m)), axis=axis, keepdims=True)), m)
-    return _mk(out._data, _reduced_shape(x.shape, axis, keepdims), out.tb_dtype)
+    if dt.kind != "f":
+        x, dt = _py_cast(x, dtype=D.float64), D.float64
+    rows, outer, run = _groups(x, axis) if axis else ([[v] for v in x._data], 1, 1)
+    R = _rounder(dt)
+    exp, log = math.exp, math.log
+    out = []
+    for r in rows:
+        m = _row_extreme(r, _maximum, max)
+        if m - m != 0:
+            m = 0.0
+        if dt is D.float32:  # (its sum in float64, rounded once: see the module docs)
+            e = R(list(map(_exp_safe, R([v - m for v in r]))))
+            s_ = R([0.0 + _pairwise(e)])[0]
+        else:
+            try:
+                e = [exp(v - m) for v in r]
+            except OverflowError:  # (a NaN maximum leaves m = 0)
+                e = [_exp_safe(v - m) for v in r]
+            s_ = _sum_row_f(e, outer, run)
+        lg = log(s_) if s_ > 0 else _log_safe(s_)
+        out.append(lg + m)
+    return _mk(R(out), shape, dt)
 
 
 _py_log = _float_unary(math.log, _log_safe)
@@ -1164,7 +1237,7 @@ def _mm(ad: list[Any], bd: list[Any], n: int, k: int, m: int, zero: Any) -> list
     """An (n, k) @ (k, m) product, each dot product summed left to right from 0."""
     cols = [bd[j::m] for j in range(m)]
     rows = [ad[i * k:(i + 1) * k] for i in range(n)]
-    return [reduce(_add, map(_mul, r, c), zero) for r in rows for c in cols]
+    return [_seq(map(_mul, r, c), zero) for r in rows for c in cols]
 
 
 @_k("matmul")
@@ -1223,13 +1296,13 @@ def _chol(m: list[float], n: int) -> list[float]:
     L = [0.0] * (n * n)
     for j in range(n):
         rj = L[j * n:j * n + j]
-        d = m[j * n + j] - reduce(_add, map(_mul, rj, rj), 0.0)
+        d = m[j * n + j] - _seq(map(_mul, rj, rj), 0.0)
         if d <= 0:  # (a NaN pivot propagates instead, as OpenBLAS's potrf does)
             return [_nan] * (n * n)
         djj = math.sqrt(d)
         L[j * n + j] = djj
         for i in range(j + 1, n):
-            s = m[i * n + j] - reduce(_add, map(_mul, L[i * n:i * n + j], rj), 0.0)
+            s = m[i * n + j] - _seq(map(_mul, L[i * n:i * n + j], rj), 0.0)
             L[i * n + j] = s / djj
     return L
 
@@ -1269,7 +1342,7 @@ def _tsolve(a: list[float], b: list[float], n: int, k: int, lower: bool,
         js = range(i) if eff_lower else range(i + 1, n)
         row = [mat[i * n + j] for j in js]
         for c in range(k):
-            s = b[i * k + c] - reduce(_add, map(_mul, row, [x[j * k + c] for j in js]), 0.0)
+            s = b[i * k + c] - _seq(map(_mul, row, [x[j * k + c] for j in js]), 0.0)
             x[i * k + c] = s / piv
     return x
 
@@ -1372,3 +1445,157 @@ def _py_from_uniform_bits(u: Any, *, shape: tuple, dtype: DType) -> PyArray:
         values = list(u)
     shape = tuple(int(d) for d in shape)
     return _mk(_cast_values([float(v) for v in values], D.float64, dtype), shape, dtype)
+
+
+# -- the layers' fused kernels (layer_kernels.py names them; same steps as the numpy ones) -------
+def _same(values: list[float]) -> list[float]:
+    return values
+
+
+def _rounder(dt: DType) -> Any:
+    """Per-step rounding of a dtype's elementwise results (NumPy computes float32 in float32)."""
+    return _r32 if dt is D.float32 else _same
+
+
+def _const(v: Any, dt: DType) -> float:
+    """A Python or 0-d operand as a value of ``dt`` (NumPy casts it to the array's dtype)."""
+    v = v._data[0] if isinstance(v, pa.ndarray) else v
+    return _r32([float(v)])[0] if dt is D.float32 else float(v)
+
+
+@_k("layers.gather_rows")
+def _py_gather_rows(table: PyArray, indices: PyArray) -> PyArray:
+    n = table.shape[0] if table.shape else 0
+    row = _prod(table.shape[1:])
+    d = table._data
+    out: list[Any] = []
+    for i in indices._data:
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+        i = i + n if i < 0 else i
+        out.extend(d[i * row:(i + 1) * row])
+    return _mk(out, indices.shape + table.shape[1:], table.tb_dtype)
+
+
+@_k("layers.scatter_add_rows")
+def _py_scatter_add_rows(updates: PyArray, indices: PyArray, *, num_rows: int) -> PyArray:
+    dt = updates.tb_dtype
+    rshape = updates.shape[len(indices.shape):]
+    row = _prod(rshape)
+    out = [_CAST[dt](0)] * (num_rows * row)
+    u = updates._data
+    rnd = _rounder(dt)
+    for k, i in enumerate(indices._data):
+        i = i + num_rows if i < 0 else i
+        s = i * row
+        out[s:s + row] = rnd(list(map(_add, out[s:s + row], u[k * row:(k + 1) * row])))
+    if dt.kind == "i":
+        out = _wrap_ints(out, dt)
+    return _mk(out, (num_rows, *rshape), dt)
+
+
+@_k("layers.adam_step")
+def _py_adam(p: PyArray, g: PyArray, m: PyArray, v: PyArray, alpha: Any, *, beta_1: float,
+             beta_2: float, epsilon: float) -> PyArray:
+    dt = p.tb_dtype
+    R = _rounder(dt)
+    c1, c2, eps, a = (_const(1.0 - beta_1, dt), _const(1.0 - beta_2, dt), _const(epsilon, dt),
+                      _const(alpha, dt))
+    gd, md, vd = g._data, m._data, v._data
+    m2 = R([x + y for x, y in zip(R([(gi - mi) * c1 for gi, mi in zip(gd, md)]), md)])
+    v2 = R([x * c2 for x in R([x - y for x, y in zip(R([gi * gi for gi in gd]), vd)])])
+    v2 = R([x + y for x, y in zip(v2, vd)])
+    den = R([x + eps for x in R(list(map(_sqrt_safe, v2)))])
+    step = R([x * a for x in R(list(map(_div_safe, m2, den)))])
+    p2 = R(list(map(_sub, p._data, step)))
+    return _mk(p2 + m2 + v2, (3, *p.shape), dt)
+
+
+@_k("layers.sgd_momentum_step")
+def _py_sgd_momentum(p: PyArray, g: PyArray, vel: PyArray, lr: Any, *, momentum: float,
+                     nesterov: bool) -> PyArray:
+    dt = p.tb_dtype
+    R = _rounder(dt)
+    mu, lr_ = _const(momentum, dt), _const(lr, dt)
+    glr = R([x * lr_ for x in g._data])
+    v2 = R(list(map(_sub, R([x * mu for x in vel._data]), glr)))
+    if nesterov:  # (-(lr g) + mu v) + p
+        p2 = R(list(map(_add, R([-x + y for x, y in zip(glr, R([mu * y for y in v2]))]),
+                        p._data)))
+    else:
+        p2 = R(list(map(_add, p._data, v2)))
+    return _mk(p2 + v2, (2, *p.shape), dt)
+
+
+@_k("layers.rmsprop_step")
+def _py_rmsprop(p: PyArray, g: PyArray, sq: PyArray, lr: Any, *, rho: float,
+                epsilon: float) -> PyArray:
+    dt = p.tb_dtype
+    R = _rounder(dt)
+    c, r, eps, lr_ = _const(1.0 - rho, dt), _const(rho, dt), _const(epsilon, dt), _const(lr, dt)
+    gd = g._data
+    s2 = R([x * c for x in R([x * x for x in gd])])
+    s2 = R(list(map(_add, s2, R([x * r for x in sq._data]))))
+    den = R(list(map(_sqrt_safe, R([x + eps for x in s2]))))
+    step = R([x * lr_ for x in R(list(map(_div_safe, gd, den)))])
+    p2 = R(list(map(_sub, p._data, step)))
+    return _mk(p2 + s2, (2, *p.shape), dt)
+
+
+def _softmax_rows(z: PyArray) -> tuple[list[list[float]], list[float], list[float], int]:
+    """Per row of the last axis: exp(z - max), the max and the (pairwise) sum of the exps."""
+    depth = z.shape[-1]
+    dt = z.tb_dtype
+    R = _rounder(dt)
+    d = z._data
+    rows, maxes, sums = [], [], []
+    for i in range(0, len(d), depth or 1):
+        r = d[i:i + depth]
+        mx = reduce(_maximum, r)
+        e = R(list(map(_exp_safe, R([x - mx for x in r]))))
+        rows.append(e)
+        maxes.append(mx)
+        sums.append(R([0.0 + _pairwise(e)])[0])
+    return rows, maxes, sums, depth
+
+
+def _check_labels(labels: PyArray, depth: int) -> list[int]:
+    lab = labels._data
+    if lab and (min(lab) < 0 or max(lab) >= depth):
+        raise ValueError(f"labels: class ids must be in [0, {depth}), got values in "
+                         f"[{min(lab)}, {max(lab)}]")
+    return lab
+
+
+@_k("layers.sparse_softmax_ce")
+def _py_sparse_ce(z: PyArray, labels: PyArray, *, reduce: str) -> PyArray:
+    dt = z.tb_dtype
+    R = _rounder(dt)
+    lab = _check_labels(labels, z.shape[-1])
+    _rows, maxes, sums, depth = _softmax_rows(z)
+    d = z._data
+    loss = R(list(map(_add, R(list(map(_log_safe, sums))), maxes)))
+    loss = R([x - d[i * depth + k] for i, (x, k) in enumerate(zip(loss, lab))])
+    if reduce == "mean":
+        total = R([0.0 + _pairwise(loss)])[0]
+        return _mk(R([total / max(len(loss), 1)]), (), dt)
+    return _mk(loss, labels.shape, dt)
+
+
+@_k("layers.sparse_softmax_ce_grad")
+def _py_sparse_ce_grad(z: PyArray, labels: PyArray, g: PyArray, *, reduce: str) -> PyArray:
+    dt = z.tb_dtype
+    R = _rounder(dt)
+    rows, _, sums, _depth = _softmax_rows(z)
+    lab = labels._data
+    if reduce == "mean":
+        scale = R([g._data[0] / max(len(rows), 1)])[0]
+        scales = [scale] * len(rows)
+    else:
+        scales = g._data
+    out: list[float] = []
+    for e, s, k, c in zip(rows, sums, lab, scales):
+        pr = R([x / s for x in e])
+        pr[k] = R([pr[k] - 1.0])[0]
+        out.extend(R([x * c for x in pr]))
+    return _mk(out, z.shape, dt)

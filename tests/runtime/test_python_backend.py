@@ -229,7 +229,8 @@ def _cases() -> list[tuple[str, str, tuple[Any, ...], dict[str, Any], Any]]:
     add("where", "empty", (np.zeros((0, 3), bool), f((3,)), f((1, 3))))
     for dt in ("float64", "float32"):
         x = np.array([-5.0, -0.5, -0.0, 0.0, 0.3, 2.0, NAN, INF, -INF], dt)
-        for lo, hi in ((-1.0, 1.0), (-INF, 0.5), (0, 2), (-0.25, INF), (None, 0.0), (0.0, None)):
+        for lo, hi in ((-1.0, 1.0), (-INF, 0.5), (0, 2), (-0.25, INF), (None, 0.0), (0.0, None),
+                       (0.1, 0.3), (-0.3, NAN)):
             add("clip", f"{dt}-{lo}-{hi}", (x,), {"lo": lo, "hi": hi})
     for dt in ("int32", "int64"):
         for lo, hi in ((-2, 3), (0.5, 2.5), (-3, INF)):
@@ -447,14 +448,11 @@ def test_kernel_matches_numpy_kernel(case: Any) -> None:
 
 def test_every_kernel_is_registered_and_tested() -> None:
     table = tb.kernel_table()
-    assert [n for n in table.missing(PY) if not n.startswith("layers.")] == []
+    assert table.missing(PY) == []
     numpy_kernels = set(registry.kernels_for("numpy"))
     assert set(KERNEL_NAMES) <= numpy_kernels
-    # the layers' fused kernels (layer_kernels.py) are optional: the layers use their
-    # composite formulas on a backend without them
-    assert numpy_kernels - set(registry.kernels_for(PY)) <= {
-        n for n in numpy_kernels if n.startswith("layers.")}
-    assert set(KERNEL_NAMES) <= {c[0] for c in CASES}
+    assert numpy_kernels <= set(registry.kernels_for(PY))
+    assert numpy_kernels <= {c[0] for c in CASES} | {c[0] for c in _layer_cases()}
 
 
 def test_registered_in_backend_table() -> None:
@@ -708,3 +706,50 @@ def test_small_array_cost() -> None:
             out[(be, label)] = min(timeit.repeat(fn, number=n, repeat=3)) / n * 1e6
     print({f"{k[0]}/{k[1]}": round(v, 2) for k, v in out.items()}, "us per op")
     assert out[(PY, "add8")] < 200  # microseconds; eager overhead dominates at this size
+
+
+# ------------------------------------------------------------------------------------------------
+# the layers' fused kernels (layer_kernels.py): against the numpy ones on the same inputs
+# ------------------------------------------------------------------------------------------------
+def _layer_cases() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+    cs = []
+    for dt in ("float64", "float32"):
+        p, g, m = f((3, 4), dt), f((3, 4), dt, 1), f((3, 4), dt, 2)
+        v = np.abs(f((3, 4), dt, 3))
+        a = np.array(0.01, dt)
+        cs.append(("layers.adam_step", (p, g, m, v, a),
+                   {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}))
+        for nest in (False, True):
+            cs.append(("layers.sgd_momentum_step", (p, g, m, a),
+                       {"momentum": 0.9, "nesterov": nest}))
+        cs.append(("layers.rmsprop_step", (p, g, v, a), {"rho": 0.9, "epsilon": 1e-7}))
+        z = f((5, 7), dt, 4) * 3
+        labels = ints((5,), "int32", 5, 0, 7)
+        for red in ("none", "mean"):
+            cs.append(("layers.sparse_softmax_ce", (z, labels), {"reduce": red}))
+            gg = np.array(0.7, dt) if red == "mean" else f((5,), dt, 6)
+            cs.append(("layers.sparse_softmax_ce_grad", (z, labels, gg), {"reduce": red}))
+        table = f((6, 3), dt, 7)
+        idx = np.array([[0, 5], [2, 0], [-1, 3]], "int32")
+        cs.append(("layers.gather_rows", (table, idx), {}))
+        cs.append(("layers.scatter_add_rows", (f((3, 2, 3), dt, 8), idx), {"num_rows": 6}))
+    return cs
+
+
+@pytest.mark.parametrize("case", _layer_cases(), ids=lambda c: f"{c[0]}-{c[1][0].dtype}")
+def test_layer_kernels_match_numpy(case: Any) -> None:
+    name, args, params = case
+    want = run_kernel("numpy", name, args, params).numpy()
+    got = run_kernel(PY, name, args, params).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if got.dtype == np.float64:  # the same steps in the same order: bit for bit
+        assert same_bits(got, want), (got, want)
+    else:  # float32 sums are accumulated in float64 here (see python_backend's docs)
+        assert ulp_diff(got, want) <= 4, (got, want)
+
+
+def test_layer_kernels_reject_bad_labels() -> None:
+    z = pb.as_raw(f((2, 3)))
+    with pytest.raises(ValueError, match="class ids"):
+        registry.get(PY, "layers.sparse_softmax_ce")(z, pb.as_raw(np.array([0, 3])),
+                                                     reduce="none")
