@@ -87,6 +87,15 @@ class PyArray(pa.ndarray):
 
     tb_dtype: DType
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy  # only reached where NumPy exists (tests, mixing with NumPy code)
+
+        out = numpy.array(self._data, dtype=self.tb_dtype.buffer_format).reshape(self.shape)
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"PyArray({self.tolist()!r}, dtype={self.tb_dtype.name})"
+
 
 def _mk(data: list[Any], shape: tuple[int, ...], dt: DType) -> PyArray:
     a = _new(PyArray)

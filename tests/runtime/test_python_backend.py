@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import tensorbridge as tb
+from tensorbridge.runtime import pure_arrays
 from tensorbridge.runtime.backends import python_backend as pb
 from tensorbridge.runtime.kernels import KERNEL_NAMES, registry
 from tensorbridge.runtime.ops.indexing import IndexPlan
@@ -753,3 +754,73 @@ def test_layer_kernels_reject_bad_labels() -> None:
     with pytest.raises(ValueError, match="class ids"):
         registry.get(PY, "layers.sparse_softmax_ce")(z, pb.as_raw(np.array([0, 3])),
                                                      reduce="none")
+
+
+def test_sums_with_reduce_as_on_python_312(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From Python 3.12 (Pyodide) the backend adds with functools.reduce instead of sum():
+    the same bits as NumPy either way."""
+    from functools import reduce
+
+    monkeypatch.setattr(pb, "_seq", lambda values, start: reduce(lambda a, b: a + b, values,
+                                                                 start))
+    for n in (5, 8, 77, 129, 1000):
+        x = wide((3, n), n)
+        for ax in ((1,), (0,), (0, 1)):
+            want = run_kernel("numpy", "sum", (x,), {"axis": ax, "keepdims": False}).numpy()
+            got = run_kernel(PY, "sum", (x,), {"axis": ax, "keepdims": False}).numpy()
+            assert same_bits(got, want), (n, ax)
+    a, b = ints((4, 5), "int64"), ints((5, 3), "int64", 1)
+    assert same_bits(run_kernel(PY, "matmul", (a, b), {}).numpy(), a @ b)
+
+
+def test_integer_powers_and_wrapping() -> None:
+    with pytest.raises(ValueError, match="negative integer powers"):
+        run_kernel(PY, "pow", (np.array([2, 3]), np.array([1, -1])), {})
+    big = np.array([2**62, 3], "int64")
+    want = run_kernel("numpy", "mul", (big, big), {}).numpy()
+    assert same_bits(run_kernel(PY, "mul", (big, big), {}).numpy(), want)
+
+
+MODEL_SCRIPT = textwrap.dedent("""
+    import json, random
+    import tensorbridge as tb
+    from tensorbridge.runtime import host_namespace
+    assert host_namespace.NAME == "pure"
+    tb.set_model_backend("python")
+    rnd = random.Random(0)
+    data = [rnd.gauss(1.5, 1.0) for _ in range(20)]
+    mu = tb.normal(0.0, 10.0)
+    tb.distribution(tb.as_data(data), tb.normal(mu, 1.0))
+    m = tb.model(mu)
+    assert m.backend.name == "python", m.backend
+    d = tb.mcmc(m, n_samples=400, warmup=300, chains=2, seed=3, progress=False)
+    print(json.dumps({"data": data, "mean": d["mu"].mean(), "var": d["mu"].var(),
+                      "divergences": int(sum(d.divergences) if hasattr(d.divergences, "__len__")
+                                         else d.divergences)}))
+""")
+
+
+def test_mcmc_on_python_backend_with_pure_host_arrays() -> None:
+    """A model staged on this backend and sampled by NUTS with the pure-Python host arrays
+    (what Pyodide runs), on the conjugate normal model."""
+    env = dict(os.environ, TENSORBRIDGE_PPL_ARRAYS="pure")
+    out = subprocess.run([sys.executable, "-c", MODEL_SCRIPT], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    res = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    y = np.array(res["data"])
+    post_var = 1.0 / (1.0 / 100.0 + y.size)
+    post_mean = post_var * y.sum()
+    assert res["divergences"] == 0
+    assert abs(res["mean"] - post_mean) < 4 * math.sqrt(post_var / 100)
+    assert 0.6 * post_var < res["var"] < 1.5 * post_var
+
+
+def test_raw_arrays_keep_their_dtype_for_numpy() -> None:
+    raw = pb.as_raw(np.array([[1, -2]], "int32"))
+    assert isinstance(raw, pure_arrays.ndarray)
+    arr = np.asarray(raw)
+    assert arr.dtype == np.int32 and arr.tolist() == [[1, -2]]
+    assert "int32" in repr(raw)
+    f32 = pb.as_raw(np.array([0.1], "float32"))
+    assert np.asarray(f32).dtype == np.float32 and np.asarray(f32)[0] == np.float32(0.1)
