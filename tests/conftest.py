@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-BACKENDS = ["numpy", "tensorflow"]
+BACKENDS = ["numpy", "tensorflow", "python"]
 
 
 def backend_available(name: str) -> bool:

@@ -208,29 +208,28 @@ def as_raw(value: Any, dtype: DType | None = None) -> PyArray:
     """A :class:`PyArray` of host data: a HostList, a NumPy array, a pure array, nested lists
     or a scalar (``dtype``: the runtime dtype to store; default the data's)."""
     if isinstance(value, HostList):
-        values, shape, src = list(value.values), tuple(value.shape), value.dtype
+        values, shape, src = value.values, tuple(value.shape), value.dtype
     elif isinstance(value, pa.ndarray):
         src = getattr(value, "tb_dtype", None) or D.as_dtype(value.dtype.name)
-        values, shape = list(value._data), tuple(value.shape)
+        values, shape = value._data, tuple(value.shape)
     elif hasattr(value, "__array_interface__") and hasattr(value, "dtype"):
         src = dtype_from_numpy(value.dtype)
         values, shape = value.ravel().tolist(), tuple(int(d) for d in value.shape)
     elif isinstance(value, list | tuple):
         shape, values = flatten_nested(value)
-        values = list(values)
         src = dtype or _infer(values)
     else:
         values, shape = [value], ()
         src = dtype or _infer(values)
     dt = dtype or src
-    # normalise the Python types (NumPy scalars, ints for floats) and round/wrap
+    # a new list (never aliasing the caller's), of plain Python types (NumPy scalars, ints among
+    # floats), rounded or wrapped to the dtype
     conv = _CAST[dt]
     if dt is D.bool_:
         values = [v != 0 for v in values] if src is not D.bool_ else [bool(v) for v in values]
     elif dt.kind == "f":
         if src.kind == "f":
-            values = [float(v) for v in values] if values and (
-                values[0].__class__ is not float) else values
+            values = list(map(float, values))
             if dt is D.float32:
                 values = _r32(values)
         else:

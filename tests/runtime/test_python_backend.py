@@ -9,9 +9,10 @@ within 1e-13 relative (or 1e-13 absolute near zeros of the function), float matm
 triangular_solve within the tolerance policy of ``tensorbridge.testing`` (summation order of
 BLAS/LAPACK), float32 transcendental functions within 4 float32 ulp.
 
-Also: the op table (``test_ops_table.py``) forward and gradients on this backend, the TensorFlow
-test's kernel table where TensorFlow is installed, ``tb.grad`` against the numpy backend,
-``tb.function`` staging, and a subprocess where NumPy cannot be imported.
+Also: the TensorFlow test's kernel table where TensorFlow is installed (the op table and the
+other ``backend``-fixture tests run on this backend through ``tests/conftest.py``), ``tb.grad``
+against the numpy backend, ``tb.function`` staging, NUTS on a model staged here, and a
+subprocess where NumPy cannot be imported.
 """
 
 from __future__ import annotations
@@ -504,17 +505,14 @@ def test_tensorflow_kernel_table_on_python_backend() -> None:
     assert not failures, "\n".join(failures)
 
 
-# ------------------------------------------------------------------------------------------------
-# the op table (forward values and derivatives to second order) on this backend
-# ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("case", ops_table.CASES, ids=str)
-def test_op_table_forward(case: Any) -> None:
-    ops_table.test_forward_matches_numpy(case, PY)
+def test_backend_fixture_includes_python() -> None:
+    """The op table (forward values, derivatives to second order, float32 against float64) and
+    every other test taking the ``backend`` fixture run on this backend through
+    ``tests/conftest.py``'s BACKENDS."""
+    from tests.conftest import BACKENDS
 
-
-@pytest.mark.parametrize("case", [c for c in ops_table.CASES if c.grad], ids=str)
-def test_op_table_derivatives(case: Any) -> None:
-    ops_table.test_derivatives_match_finite_differences(case, PY)
+    assert PY in BACKENDS
+    assert {c.name for c in ops_table.CASES}  # the table those tests run is not empty
 
 
 # ------------------------------------------------------------------------------------------------
@@ -554,6 +552,12 @@ def test_python_lists_and_scalars() -> None:
     assert (x / 2).dtype is tb.float32
     assert tb.tensor(True, backend=PY).tolist() is True
     assert tb.tensor(2.5, dtype="float64", backend=PY).item() == 2.5
+    from tensorbridge.runtime.host_arrays import HostList
+
+    values = [1.5, 2, np.float64(0.25)]  # what hosts without NumPy hand over: mixed types
+    raw = pb.as_raw(HostList(values, (3,), tb.float64))
+    assert [type(v) for v in raw._data] == [float] * 3 and raw._data is not values
+    assert pb.as_raw(HostList([1, 2**40], (2,), tb.int32))._data == [1, 0]  # wraps as NumPy
 
 
 def _numpy_and_python(fn: Any, *arrays: np.ndarray) -> tuple[Any, Any]:
