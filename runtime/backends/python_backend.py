@@ -838,7 +838,17 @@ def _pairwise(a: list[float]) -> float:
         return _seq(a, 0.0)
     if n <= 128:
         m = n - n % 8
-        r0, r1, r2, r3, r4, r5, r6, r7 = (_seq(a[j + 8:m:8], a[j]) for j in range(8))
+        if m == 8:
+            r0, r1, r2, r3, r4, r5, r6, r7 = a[:8]
+        else:  # eight accumulators, each adding every eighth element in order
+            r0 = _seq(a[8:m:8], a[0])
+            r1 = _seq(a[9:m:8], a[1])
+            r2 = _seq(a[10:m:8], a[2])
+            r3 = _seq(a[11:m:8], a[3])
+            r4 = _seq(a[12:m:8], a[4])
+            r5 = _seq(a[13:m:8], a[5])
+            r6 = _seq(a[14:m:8], a[6])
+            r7 = _seq(a[15:m:8], a[7])
         res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
         return _seq(a[m:], res) if m < n else res
     n2 = n // 2
@@ -865,8 +875,22 @@ def _perm_index(shape: tuple[int, ...], perm: tuple[int, ...]) -> list[int]:
     return idx
 
 
+_SHAPE_CACHE: dict[tuple[Any, ...], tuple[int, ...]] = {}
+
+
 def _reduced_shape(shape: tuple[int, ...], axis: tuple[int, ...],
                    keepdims: bool) -> tuple[int, ...]:
+    key = (shape, axis, keepdims)
+    out = _SHAPE_CACHE.get(key)
+    if out is None:
+        if len(_SHAPE_CACHE) > 512:
+            _SHAPE_CACHE.clear()
+        out = _SHAPE_CACHE[key] = _reduced_shape_uncached(shape, axis, keepdims)
+    return out
+
+
+def _reduced_shape_uncached(shape: tuple[int, ...], axis: tuple[int, ...],
+                            keepdims: bool) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if i in axis else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axis)
