@@ -81,7 +81,6 @@ class LoweredFunction:
 
 
 _CTYPE = {"float64": "double", "int64": "int64_t", "int32": "int32_t", "bool": "unsigned char"}
-_NP_DTYPE = {"float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
 
 CTX_DECL = "typedef struct { const void *const *c; char *ws; } tb_ctx;"
 
@@ -611,7 +610,9 @@ class _Generator:
         """A constant as ctx holds it: a C-contiguous NumPy array for C, ``(dtype, flat
         values)`` for JavaScript (the host makes the typed array)."""
         if self.d is _C:
-            return np.ascontiguousarray(raw, dtype=_NP_DTYPE[dtype])
+            # the NumPy dtype of the same name ("bool" is NumPy's np.bool_)
+            return np.ascontiguousarray(_flat_values(raw) if hasattr(raw, "_data") else raw,
+                                        dtype=dtype).reshape(_shape_dtype(raw)[0])
         return JsConstant(dtype, _flat_values(raw))
 
     def _fusable(self, step: Any, shape: tuple[int, ...]) -> bool:
