@@ -611,6 +611,8 @@ class _Generator:
         values)`` for JavaScript (the host makes the typed array)."""
         if self.d is _C:
             # the NumPy dtype of the same name ("bool" is NumPy's np.bool_)
+            if isinstance(raw, list):  # index positions
+                return np.ascontiguousarray(raw, dtype=dtype)
             return np.ascontiguousarray(_flat_values(raw) if hasattr(raw, "_data") else raw,
                                         dtype=dtype).reshape(_shape_dtype(raw)[0])
         return JsConstant(dtype, _flat_values(raw))
