@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from typing import Any
 
-from ...runtime import set_backend
+from ...runtime import set_backend, set_model_backend
 from ...runtime.backends import tfjs_backend
 from .host import JsHost, install
 
@@ -25,13 +25,16 @@ def _no_numpy_probe() -> None:
 
 def boot(js: Any, backend: str = "tfjs") -> JsHost:
     """Install the tfjs backend on the registered TF.js module and the process's
-    :class:`JsHost` with ``js`` (the client's JS half), then select ``backend``."""
+    :class:`JsHost` with ``js`` (the client's JS half), then select ``backend`` for tensors.
+    Models are made on the ``python`` backend (float64: TF.js has none), sampled in
+    JavaScript (``tb.mcmc``'s compiled sampler here)."""
     _no_numpy_probe()
     import _tensorbridge_tf  # registered by core.js (pyodide.registerJsModule)
 
     tfjs_backend.install(_tensorbridge_tf)
     host = install(js)
     set_backend(backend)
+    set_model_backend("python")
     return host
 
 
