@@ -34,9 +34,10 @@ Semantics are NumPy's (the ``numpy`` backend defines them), with the same result
   integer division and remainder by zero give 0, as NumPy's do.
 * float32: values are kept as Python floats rounded to float32 after every kernel (with
   ``array('f')``), so correctly rounded operations (+ - * / sqrt) match NumPy exactly;
-  transcendental functions are computed in float64 and rounded (NumPy's float32 loops can
-  differ by up to 3 ulp), and float32 sums are accumulated in float64 and rounded once (more
-  accurate than NumPy's float32 pairwise sum, so they can differ in the last bits).
+  sums (pairwise, NumPy's order), prod and cumsum add and multiply in float32 too, so they match
+  NumPy exactly; transcendental functions are computed in float64 and rounded (NumPy's float32
+  loops can differ by up to 3 ulp); float32 matmul, cholesky and triangular_solve round each
+  product and sum (matmul) or only the result (the factorisations), not BLAS/LAPACK's order.
 * bool: Python bools; ``add``/``mul`` of bools are ``or``/``and``, as in NumPy.
 
 On CPython up to 3.11 the sequential float sums use ``sum()`` (plain left-to-right addition in
@@ -952,6 +953,49 @@ def _sum_row_f(row: list[float], outer: int, run: int) -> float:
     return acc
 
 
+def _r1(x: float) -> float:
+    """One Python float rounded to float32."""
+    return array("f", (x,))[0]
+
+
+def _seq32(values: Any, start: float) -> float:
+    """Left-to-right float32 additions (each rounded: a float32 add is the double sum rounded)."""
+    acc = start
+    for v in values:
+        acc = _r1(acc + v)
+    return acc
+
+
+def _pairwise32(a: list[float]) -> float:
+    """NumPy's pairwise_sum in float32: the float64 algorithm with every addition rounded."""
+    n = len(a)
+    if n < 8:
+        return _seq32(a, 0.0)
+    if n <= 128:
+        m = n - n % 8
+        acc = a[:8]
+        for i in range(8, m, 8):
+            acc = _r32(list(map(_add, acc, a[i:i + 8])))
+        r0, r1, r2, r3, r4, r5, r6, r7 = acc
+        res = _r1(_r1(_r1(r0 + r1) + _r1(r2 + r3)) + _r1(_r1(r4 + r5) + _r1(r6 + r7)))
+        return _seq32(a[m:], res)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _r1(_pairwise32(a[:n2]) + _pairwise32(a[n2:]))
+
+
+def _sum_row_f32(row: list[float], outer: int, run: int) -> float:
+    """:func:`_sum_row_f` in float32 (NumPy sums float32 in float32)."""
+    if run == 1:
+        return _seq32(row, 0.0)
+    if outer <= 1:
+        return _r1(0.0 + _pairwise32(row))
+    acc = 0.0
+    for i in range(outer):
+        acc = _r1(acc + _pairwise32(row[i * run:(i + 1) * run]))
+    return acc
+
+
 @_k("sum")
 def _py_sum(x: PyArray, *, axis: tuple, keepdims: bool) -> PyArray:
     dt = x.tb_dtype
@@ -960,8 +1004,8 @@ def _py_sum(x: PyArray, *, axis: tuple, keepdims: bool) -> PyArray:
         return x
     rows, outer, run = _groups(x, axis)
     if dt.kind == "f":
-        if dt is D.float32:  # accumulated in float64, rounded once (see the module docs)
-            out = _r32([0.0 + _pairwise(r) if r else 0.0 for r in rows])
+        if dt is D.float32:
+            out = [_sum_row_f32(r, outer, run) for r in rows]
         else:
             out = [_sum_row_f(r, outer, run) for r in rows]
     elif dt is D.bool_:
@@ -992,7 +1036,7 @@ def _py_prod(x: PyArray, *, axis: tuple, keepdims: bool) -> PyArray:
 def _prod32(row: list[float]) -> float:
     acc = 1.0
     for v in row:
-        acc = _r32([acc * v])[0]
+        acc = _r1(acc * v)
     return acc
 
 
@@ -1049,9 +1093,9 @@ def _py_logsumexp(x: PyArray, *, axis: tuple, keepdims: bool) -> PyArray:
         m = _row_extreme(r, _maximum, max)
         if m - m != 0:
             m = 0.0
-        if dt is D.float32:  # (its sum in float64, rounded once: see the module docs)
+        if dt is D.float32:
             e = R(list(map(_exp_safe, R([v - m for v in r]))))
-            s_ = R([0.0 + _pairwise(e)])[0]
+            s_ = _sum_row_f32(e, outer, run)
         else:
             try:
                 e = [exp(v - m) for v in r]
@@ -1142,7 +1186,7 @@ def _cumsum32(row: list[float]) -> list[float]:
     out = []
     s = 0.0
     for i, v in enumerate(row):
-        s = v if i == 0 else _r32([s + v])[0]
+        s = v if i == 0 else _r1(s + v)
         out.append(s)
     return out
 
@@ -1317,7 +1361,7 @@ def _mm32(ad: list[float], bd: list[float], n: int, k: int, m: int) -> list[floa
         for j in range(m):
             acc = 0.0
             for t in range(k):
-                acc = _r32([acc + _r32([ad[i * k + t] * bd[t * m + j]])[0]])[0]
+                acc = _r1(acc + _r1(ad[i * k + t] * bd[t * m + j]))
             out.append(acc)
     return out
 
@@ -1534,7 +1578,7 @@ def _py_adam(p: PyArray, g: PyArray, m: PyArray, v: PyArray, alpha: Any, *, beta
     c1, c2, eps, a = (_const(1.0 - beta_1, dt), _const(1.0 - beta_2, dt), _const(epsilon, dt),
                       _const(alpha, dt))
     gd, md, vd = g._data, m._data, v._data
-    m2 = R([x + y for x, y in zip(R([(gi - mi) * c1 for gi, mi in zip(gd, md)]), md)])
+    m2 = R([x + y for x, y in zip(R([d * c1 for d in R(list(map(_sub, gd, md)))]), md)])
     v2 = R([x * c2 for x in R([x - y for x, y in zip(R([gi * gi for gi in gd]), vd)])])
     v2 = R([x + y for x, y in zip(v2, vd)])
     den = R([x + eps for x in R(list(map(_sqrt_safe, v2)))])
@@ -1587,7 +1631,7 @@ def _softmax_rows(z: PyArray) -> tuple[list[list[float]], list[float], list[floa
         e = R(list(map(_exp_safe, R([x - mx for x in r]))))
         rows.append(e)
         maxes.append(mx)
-        sums.append(R([0.0 + _pairwise(e)])[0])
+        sums.append(_r1(0.0 + _pairwise32(e)) if dt is D.float32 else 0.0 + _pairwise(e))
     return rows, maxes, sums, depth
 
 
@@ -1609,7 +1653,7 @@ def _py_sparse_ce(z: PyArray, labels: PyArray, *, reduce: str) -> PyArray:
     loss = R(list(map(_add, R(list(map(_log_safe, sums))), maxes)))
     loss = R([x - d[i * depth + k] for i, (x, k) in enumerate(zip(loss, lab))])
     if reduce == "mean":
-        total = R([0.0 + _pairwise(loss)])[0]
+        total = _r1(0.0 + _pairwise32(loss)) if dt is D.float32 else 0.0 + _pairwise(loss)
         return _mk(R([total / max(len(loss), 1)]), (), dt)
     return _mk(loss, labels.shape, dt)
 
