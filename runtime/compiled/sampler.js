@@ -21,7 +21,8 @@
  * The sampler's namespace: philox4x32, Rng, nutsTransition, hmcTransition, Chain, newOutput.
  * A density is `fn(q, logpOut, grad) -> status` (q: Float64Array[n]; it writes the log density
  * to logpOut[0] and its gradient to grad; status 0, or a nonzero number for a numerical failure,
- * taken as log density -Infinity: a divergence). An exception in fn propagates to the caller.
+ * taken as log density -Infinity: a divergence). An exception in fn propagates to the caller
+ * (and ends a Chain).
  */
 function makeSampler() {
   "use strict";
@@ -823,15 +824,28 @@ function makeSampler() {
       this.warmupDiv = 0;
       this.divergences = 0;
       this.res = new Result(this.q, this.grad);
+      this.error = null;  // the exception that ended the chain
     }
 
     /** Advance up to nIter iterations of warmup and sampling exactly as chains.run_chains does
-     * for this chain; returns the number run (0 once every iteration is done). */
+     * for this chain; returns the number run (0 once every iteration is done). An exception from
+     * the density (or the stream) propagates and ends the chain: it stopped mid-iteration. */
     run(nIter, out) {
+      if (this.error !== null)
+        throw new Error("chain: ended by an exception in its density: " + this.error);
       checkInt(nIter, 0, Number.MAX_SAFE_INTEGER, "nIter");
+      checkOut(out, this.cfg);
+      try {
+        return this.advance(nIter, out);
+      } catch (e) {
+        this.error = e;
+        throw e;
+      }
+    }
+
+    advance(nIter, out) {
       const cfg = this.cfg, n = cfg.n, w = this.work, rng = this.rng, fn = this.fn;
       const res = this.res, q = this.q, grad = this.grad, inv = this.inv;
-      checkOut(out, cfg);
       if (!this.started) {
         evaluate(fn, q, n, w.lp, grad);
         this.logp = w.lp[0];

@@ -699,6 +699,14 @@ out.depth = err(() => S.nutsTransition(3, z, 0, z, 0.1, one, fn, rng, 0, 1000, f
 out.rng = err(() => S.hmcTransition(3, z, 0, z, 0.1, one, fn, {}, 5, true, 1000));
 out.rngKey = err(() => new S.Rng(-1, 0));
 out.ok = err(() => new S.Chain(hmc, z, fn).run(20, S.newOutput(hmc)));
+let calls = 0;
+const throwing = new S.Chain(good, z, (q, lp, g) => {
+  if (++calls === 40) throw new Error("in the density");
+  return fn(q, lp, g);
+});
+const o = S.newOutput(good);
+out.thrown = err(() => throwing.run(1000, o));
+out.after = err(() => throwing.run(1, o));
 output(out);
 """, {"density": g.payload(), "good": good, "bad": bad, "hmcBad": hmc_bad})
     for field, value in bad:
@@ -716,3 +724,7 @@ output(out);
     assert got["rng"].startswith("TypeError: rng")
     assert got["rngKey"].startswith("RangeError: key0")
     assert got["ok"] == "no error"
+    # an exception in the density propagates, and ends the chain (stopped mid-iteration)
+    assert got["thrown"] == "Error: in the density"
+    assert got["after"] == ("Error: chain: ended by an exception in its density: "
+                            "Error: in the density")
