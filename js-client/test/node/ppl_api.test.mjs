@@ -77,7 +77,9 @@ test("AbortSignal stops sampling and keeps the draws so far; a throwing onProgre
       callbackEvery: 10, signal: ac.signal,
       onProgress: ({ iteration }) => { if (iteration >= 120) ac.abort(); } });
     assert.equal(draws.interrupted, true);
-    assert.ok(draws.nDraws >= 60 && draws.nDraws <= 80, `kept ${draws.nDraws} draws`);
+    // the stop is read between blocks of iterations (about 50 ms of sampling each): the run
+    // ends at the end of the block in which iteration 120 was reported
+    assert.ok(draws.nDraws >= 70 && draws.nDraws < 2000, `kept ${draws.nDraws} draws`);
     assert.equal(draws.variables.mu.length, 2 * draws.nDraws);
     assert.ok(draws.summary().length > 0);
     // already aborted: no draws, interrupted
