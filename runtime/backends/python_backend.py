@@ -29,7 +29,9 @@ Semantics are NumPy's (the ``numpy`` backend defines them), with the same result
   ``matmul`` accumulates each dot product left to right from 0 (NumPy's loop without BLAS: exact
   for integers; BLAS may round float sums differently in the last bits), ``cholesky`` and
   ``triangular_solve`` are the textbook algorithms (LAPACK's blocked order can differ in the last
-  bits).
+  bits). ``cholesky`` of a matrix that is not positive definite gives NaN factors for that matrix
+  (a NaN pivot propagates instead, as OpenBLAS's potrf lets it); a zero pivot in
+  ``triangular_solve`` raises :class:`LinAlgError` (a ValueError, as NumPy's).
 * int32/int64: Python ints wrapped to the dtype's range after arithmetic (NumPy wraps too);
   integer division and remainder by zero give 0, as NumPy's do.
 * float32: values are kept as Python floats rounded to float32 after every kernel (with

@@ -833,3 +833,13 @@ def test_raw_arrays_keep_their_dtype_for_numpy() -> None:
     assert "int32" in repr(raw)
     f32 = pb.as_raw(np.array([0.1], "float32"))
     assert np.asarray(f32).dtype == np.float32 and np.asarray(f32)[0] == np.float32(0.1)
+
+
+def test_singular_triangular_solve_raises_like_numpy() -> None:
+    a = np.array([[1.0, 0.0], [2.0, 0.0]])
+    b = np.ones((2, 1))
+    p = {"lower": True, "transpose_a": False}
+    with pytest.raises(ValueError):
+        run_kernel("numpy", "triangular_solve", (a, b), p)
+    with pytest.raises(ValueError, match="Singular"):
+        run_kernel(PY, "triangular_solve", (a, b), p)
