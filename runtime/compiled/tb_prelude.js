@@ -3,19 +3,16 @@
 // (runtime/backends/numpy_backend.py), so that a program gives the same float64 results in the
 // Pyodide worker (or Node) as on CPython. Math's functions cover exp, log, log1p and expm1; what
 // JavaScript lacks (lgamma, digamma, erf, erfc, NumPy's floor division and modulo, round half to
-// even) is here, in plain float64 arithmetic that V8 compiles to machine code.
+// even, C's pow at 1 and -1) is here, in plain float64 arithmetic that V8 compiles to machine code.
 //
 // A plain script, not a module: the runtime evaluates this file's text as the body of
 // `new Function(src + "\nreturn makePrelude();")`, so the prelude is made once per instance and
 // touches no global. Hot functions are monomorphic (numbers in, a number out) and allocate
 // nothing; the bit-level views are made once, here.
 //
-// lgamma, erf and erfc are ports of fdlibm's e_lgamma_r.c and s_erf.c (the algorithms glibc's
-// are derived from), whose notice follows:
-//   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
-//   Developed at SunSoft, a Sun Microsystems, Inc. business.
-//   Permission to use, copy, modify, and distribute this software is freely granted, provided
-//   that this notice is preserved.
+// lgamma, erf and erfc are our own, derived from the mathematics (Stirling's series, the
+// recurrence and reflection of Gamma, polynomial fits computed with mpmath by
+// runtime/compiled/tools/prelude_coefficients.py); pow is C's pow over Math.pow.
 /* exported makePrelude */
 
 /**
@@ -32,12 +29,12 @@ function makePrelude() {
   const HI = U[1] === 0x3ff00000 ? 1 : 0;
   const LO = 1 - HI;
 
-  /** The high word of x, as a signed 32-bit integer (fdlibm's __HI). */
+  /** The high word of x (sign, exponent, top 20 significand bits), as a signed 32-bit integer. */
   function highWord(x) {
     F[0] = x;
     return U[HI] | 0;
   }
-  /** x with the low 32 bits of its significand cleared (fdlibm's `__LO(z) = 0`). */
+  /** x with the low 32 bits of its significand cleared (its leading 21 bits, truncated). */
   function clearLow(x) {
     F[0] = x;
     U[LO] = 0;
@@ -127,159 +124,283 @@ function makePrelude() {
     return Math.expm1(x);
   }
 
-  // ---- lgamma: fdlibm's __ieee754_lgamma_r (glibc's lgamma_r outside (-28, -2), where glibc
-  // uses lgamma_neg.c; there the reflection below is within an absolute error of a few ulps of
-  // the terms it subtracts, which is relative accuracy except near lgamma's negative roots) ----
+  // ---- lgamma, erf, erfc: our own, from the mathematics ----
+  //
+  // Every approximation below is a polynomial fitted here: the Chebyshev interpolant of the
+  // function on its interval, computed in 50-digit arithmetic with mpmath and rounded to
+  // doubles by runtime/compiled/tools/prelude_coefficients.py, whose output the constants
+  // between the BEGIN/END lines are, verbatim (rerun it to check or regenerate them). Each
+  // fit is laid out [c0 lo, c0 hi, c1, ..., cn]: the constant term as a double-double, so that
+  // its rounding adds nothing to the result's; the script prints each fit's degree and its
+  // error with the rounded coefficients (all below ~2^-56 of the value, so what remains is
+  // the rounding of the evaluation: see the bounds in tests/compiled/test_prelude_js.py).
 
-  const PI = 3.14159265358979311600e+00;
-  const A0 = 7.72156649015328655494e-02, A1 = 3.22467033424113591611e-01,
-    A2 = 6.73523010531292681824e-02, A3 = 2.05808084325167332806e-02,
-    A4 = 7.38555086081402883957e-03, A5 = 2.89051383673415629091e-03,
-    A6 = 1.19270763183362067845e-03, A7 = 5.10069792153511336608e-04,
-    A8 = 2.20862790713908385557e-04, A9 = 1.08011567247583939954e-04,
-    A10 = 2.52144565451257326939e-05, A11 = 4.48640949618915160150e-05;
-  const TC = 1.46163214496836224576e+00, TF = -1.21486290535849611461e-01,
-    TT = -3.63867699703950536541e-18;  // -(tail of TF)
-  const T0 = 4.83836122723810047042e-01, T1 = -1.47587722994593911752e-01,
-    T2 = 6.46249402391333854778e-02, T3 = -3.27885410759859649565e-02,
-    T4 = 1.79706750811820387126e-02, T5 = -1.03142241298341437450e-02,
-    T6 = 6.10053870246291332635e-03, T7 = -3.68452016781138256760e-03,
-    T8 = 2.25964780900612472250e-03, T9 = -1.40346469989232843813e-03,
-    T10 = 8.81081882437654011382e-04, T11 = -5.38595305356740546715e-04,
-    T12 = 3.15632070903625950361e-04, T13 = -3.12754168375120860518e-04,
-    T14 = 3.35529192635519073543e-04;
-  const U0 = -7.72156649015328655494e-02, U1 = 6.32827064025093366517e-01,
-    U2 = 1.45492250137234768737e+00, U3 = 9.77717527963372745603e-01,
-    U4 = 2.28963728064692451092e-01, U5 = 1.33810918536787660377e-02;
-  const V1 = 2.45597793713041134822e+00, V2 = 2.12848976379893395361e+00,
-    V3 = 7.69285150456672783825e-01, V4 = 1.04222645593369134254e-01,
-    V5 = 3.21709242282423911810e-03;
-  const S0 = -7.72156649015328655494e-02, S1 = 2.14982415960608852501e-01,
-    S2 = 3.25778796408930981787e-01, S3 = 1.46350472652464452805e-01,
-    S4 = 2.66422703033638609560e-02, S5 = 1.84028451407337715652e-03,
-    S6 = 3.19475326584100867617e-05;
-  const R1 = 1.39200533467621045958e+00, R2 = 7.21935547567138069525e-01,
-    R3 = 1.71933865632803078993e-01, R4 = 1.86459191715652901344e-02,
-    R5 = 7.77942496381893596434e-04, R6 = 7.32668430744625636189e-06;
-  const W0 = 4.18938533204672725052e-01, W1 = 8.33333333333329678849e-02,
-    W2 = -2.77777777728775536470e-03, W3 = 7.93650558643019558500e-04,
-    W4 = -5.95187557450339963135e-04, W5 = 8.36339918996282139126e-04,
-    W6 = -1.63092934096575273989e-03;
+  // BEGIN generated by runtime/compiled/tools/prelude_coefficients.py
+  // erf(x) = x + x P(x^2), |x| <= 1, P(u) = erf(sqrt u) / sqrt u - 1: degree 12, max error 4.26e-18
+  const ERF_P = [
+    -1.2550489881249748e-17, 0.1283791670955126, -0.3761263890318375,
+    0.11283791670954879, -0.026866170645076792, 0.0052239776248180145,
+    -0.000854832698083379, 0.0001205533111164271, -1.4925595266831182e-05,
+    1.6461000484121368e-06, -1.6350312701054695e-07, 1.4659775274047436e-08,
+    -1.1372848856791674e-09, 5.957176147748911e-11,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [0.5, 1.0] in powers of x - 0.75: degree 14, max error 5.38e-18
+  const ERFCX_0_5 = [
+    -5.335681035462232e-17, 0.5069376502931449, -0.3679726916557954,
+    0.2309581315512983, -0.12983606199487813, 0.06679054252756783,
+    -0.03189726204019368, 0.014289198666091785, -0.006051532258236163,
+    0.002437637348879293, -0.0009385135840131843, 0.00034675112699586235,
+    -0.00012332254905491935, 4.236277872839012e-05, -1.4426531927022256e-05,
+    4.6468063021709155e-06,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [1.0, 1.5] in powers of x - 1.25: degree 13, max error 9.27e-18
+  const ERFCX_1_0 = [
+    3.607072079916514e-19, 0.3678229164523611, -0.20882187596460985,
+    0.10679557149659845, -0.05021827439590747, 0.022011364250946238,
+    -0.009081627632959959, 0.003553109894683297, -0.0013257829272368543,
+    0.0004739707006153454, -0.00016296012111131222, 5.404491508514403e-05,
+    -1.7341459254977562e-05, 5.501701839828387e-06, -1.6610767030625112e-06,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [1.5, 2.0] in powers of x - 1.75: degree 13, max error 1.36e-17
+  const ERFCX_1_5 = [
+    8.568067820384127e-18, 0.2849722347374364, -0.1309763455144852,
+    0.05576363008708723, -0.022259995241388317, 0.008404319207340187,
+    -0.0030209746514281146, 0.001039204521356914, -0.00034353335318474803,
+    0.0001095053381684006, -3.375536830552878e-05, 1.0085518680104132e-05,
+    -2.92763224927802e-06, 8.406449608561853e-07, -2.3131132443809953e-07,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [2.0, 2.5] in powers of x - 2.25: degree 12, max error 8.9e-18
+  const ERFCX_2_0 = [
+    -5.74762364596782e-18, 0.23108725873039188, -0.08848650280874915,
+    0.03199262741070626, -0.011002060756443272, 0.003618995354358873,
+    -0.0011437284832410775, 0.00034853542194411975, -0.00010272110378129762,
+    2.935325293033614e-05, -8.149680629782392e-06, 2.2028736439181116e-06,
+    -5.883282657263032e-07, 1.513275262314643e-07,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [2.5, 3.0] in powers of x - 2.75: degree 12, max error 4.42e-18
+  const ERFCX_2_5 = [
+    -1.2015846532739174e-17, 0.1936620962790687, -0.06323763756063484,
+    0.019758592987322864, -0.005934337896998593, 0.0017195818852893537,
+    -0.00048219508490217707, 0.00013118180051258774, -3.469861390256048e-05,
+    8.94015702656911e-06, -2.247258217659835e-06, 5.519497472530419e-07,
+    -1.3409717925357684e-07, 3.154240525304326e-08,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [3.0, 4.0] in powers of x - 3.5: degree 14, max error 5.58e-18
+  const ERFCX_3_0 = [
+    -1.355844542216092e-18, 0.1552936556088943, -0.041323577833252495,
+    0.010661133192510575, -0.0026730744396433895, 0.0006526863268788441,
+    -0.00015546891823837533, 3.618170436366868e-05, -8.237986344257561e-06,
+    1.8371878077863912e-06, -4.017419077698321e-07, 8.622012306201682e-08,
+    -1.816549302673174e-08, 3.764843244262652e-09, -7.971848938959326e-10,
+    1.5981815899094853e-10,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [4.0, 5.0] in powers of x - 4.5: degree 13, max error 5.01e-18
+  const ERFCX_4_0 = [
+    -6.813891234410126e-18, 0.12248480427384142, -0.026015928630939815,
+    0.005413125434612216, -0.0011045761167898017, 0.0002212664545309336,
+    -4.355082856393897e-05, 8.42924195260638e-06, -1.605497013589794e-06,
+    3.0112686390069487e-07, -5.565085307376166e-08, 1.0136576298634514e-08,
+    -1.8217866412269658e-09, 3.3190334902930086e-10, -5.808233719088603e-11,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [5.0, 6.5] in powers of x - 5.75: degree 14, max error 1.11e-17
+  const ERFCX_5_0 = [
+    -1.7756572733539565e-18, 0.09669877816971392, -0.016343218143802487,
+    0.002725273842849635, -0.0004485956982779719, 7.292428887539486e-05,
+    -1.1712414899397102e-05, 1.8593010712761964e-06, -2.9183819760538363e-07,
+    4.530783717434806e-08, -6.959644867983127e-09, 1.058052599188048e-09,
+    -1.5910536239847123e-10, 2.3713927159678102e-11, -3.664530859925328e-12,
+    5.355523549693235e-13,
+  ];
+  // erfcx(x) = exp(x^2) erfc(x) on [6.5, 8.0] in powers of x - 7.25: degree 13, max error 4.65e-18
+  const ERFCX_6_5 = [
+    2.286417479734291e-18, 0.0770991803512599, -0.010441052002244,
+    0.0014015533349908931, -0.00018652688237329925, 2.4616718892524278e-05,
+    -3.222268161866632e-06, 4.184249032617064e-07, -5.391073991896659e-08,
+    6.893025308658617e-09, -8.74761713662939e-10, 1.1015989089875337e-10,
+    -1.3778421580085108e-11, 1.7636814051479531e-12, -2.1744871404345802e-13,
+  ];
+  // x erfcx(x) for x >= 8 in powers of s = 1 / x^2 (s in [0, 1/64]): degree 9, max error 4.45e-19
+  const ERFCX_TAIL = [
+    7.384756031259774e-18, 0.5641895835477563, -0.28209479177387453,
+    0.42314218765313183, -1.0578554628098449, 3.702491472744577,
+    -16.66057448672644, 91.53972990498953, -586.5240186310999,
+    3933.1437972155836, -19269.359025840087,
+  ];
+  // lgamma(1 + t) / t on [-0.5, 0.25] in powers of t: degree 26, max error 7.51e-18
+  const LG1 = [
+    4.9895070358739165e-18, -0.5772156649015329, 0.8224670334241132,
+    -0.40068563438653154, 0.2705808084277981, -0.20738555102860132,
+    0.16955717699359008, -0.14404989678707655, 0.12550967001050026,
+    -0.11133426340891098, 0.10009942464646493, -0.0909542103697217,
+    0.08335507559721266, -0.07692330041425974, 0.07140976581562575,
+    -0.06693942449810854, 0.06253963895421664, -0.05405833809958551,
+    0.06300996580842351, -0.09711507456687482, -0.09976004239550705,
+    0.05839141366385345, 1.2217937665683356, 1.4228995829028683,
+    -2.329940209889122, -8.77633716146276, -9.705546654277935,
+    -4.140343768382469,
+  ];
+  // lgamma(1 + t) / t on [0, 0.5] in powers of t: degree 17, max error 1.04e-16
+  const LG1_POS = [
+    5.094447140966304e-18, -0.5772156649015329, 0.822467033424113,
+    -0.40068563438648896, 0.27058080842413595, -0.20738555086285299,
+    0.16955717239554227, -0.14404981187422422, 0.12550856973787153,
+    -0.11132388170757912, 0.10002613345156848, -0.0905598793431525,
+    0.08172167936666096, -0.07168522041289471, 0.05826979381910883,
+    -0.040779157312008804, 0.02221148943216459, -0.008111438344538497,
+    0.001455912627655452,
+  ];
+  // lgamma(2 + t) / t on [-0.25, 1] in powers of t: degree 19, max error 2.47e-17
+  const LG2 = [
+    5.1206622620671995e-18, 0.42278433509846713, 0.3224670334241132,
+    -0.06735230105319824, 0.02058080842778424, -0.007385551028654142,
+    0.00289051033072021, -0.0011927539126748597, 0.0005096695279430015,
+    -0.00022315474112389984, 9.945740403018013e-05, -4.492621024619582e-05,
+    2.0508431375495262e-05, -9.443070078062413e-06, 4.375730109644836e-06,
+    -2.0204865920550174e-06, 8.982572949875864e-07, -3.5682952091198503e-07,
+    1.1277556209173469e-07, -2.4011085717229836e-08, 2.4957191825424246e-09,
+  ];
+  const LG_X0 = 1.4616321449683622;  // the double nearest lgamma's minimum (psi(x) = 0)
+  // lgamma(x) on [1.25, 1.75] in powers of x - LG_X0: degree 16, max error 9.28e-18
+  const LG_MIN = [
+    3.3348286117053625e-18, -0.12148629053584961, -9.599975626867256e-17,
+    0.4838361227238107, -0.147587722994528, 0.06462494023888057,
+    -0.032788541089074016, 0.01797067512070884, -0.010314222982053282,
+    0.0061005355471723454, -0.0036845720188300895, 0.0022597872291294863,
+    -0.001402204397519025, 0.0008776454245838924, -0.0005542819318894867,
+    0.00035976137410416415, -0.00023417471856033143, 0.00010582129400058809,
+  ];
+  // sin(pi f) / f in powers of u = f^2, |f| <= 1/4: degree 7, max error 5.34e-18
+  const SINPI = [
+    1.224590702632551e-16, 3.141592653589793, -5.16771278004997,
+    2.5501640398773415, -0.5992645293202978, 0.08214588658005621,
+    -0.007370429884712669, 0.00046628272951211076, -2.1717401400090533e-05,
+  ];
+  // cos(pi f) in powers of u = f^2, |f| <= 1/4: degree 7, max error 2.12e-17
+  const COSPI = [
+    -3.0329556798528934e-20, 1.0, -4.934802200544679,
+    4.058712126416747, -1.3352627688519174, 0.23533063019088787,
+    -0.025806885652951306, 0.0019294657440800042, -0.00010356747255199479,
+  ];
+  // B_2k / (2k (2k - 1)), k = 1..10 (not a fit: plain doubles)
+  const STIRLING = [
+    0.08333333333333333, -0.002777777777777778, 0.0007936507936507937,
+    -0.0005952380952380953, 0.0008417508417508417, -0.0019175269175269176,
+    0.00641025641025641, -0.029550653594771242, 0.17964437236883057,
+    -1.3924322169059011,
+  ];
+  const HALF_LOG_2PI_M_HALF = 0.4189385332046727;  // log(2 pi) / 2 - 1/2
+  const LOG_PI_HI = 1.1447298858494002, LOG_PI_LO = 1.0265951162707826e-17;  // log(pi) = HI + LO
+  // END generated
 
-  /** sin(pi x) for x < 0, with the argument reduced exactly (0 at the integers). */
-  function sinPi(x) {
-    if ((highWord(x) & 0x7fffffff) < 0x3fd00000) return Math.sin(PI * x);
-    let y = -x;
-    if (Math.floor(y) === y) return 0.0;
-    y *= 0.5;
-    y = 2.0 * (y - Math.floor(y));  // |x| mod 2, exact
-    const n = (y * 4.0) | 0;
-    switch (n) {
-      case 0: y = Math.sin(PI * y); break;
-      case 1:
-      case 2: y = Math.cos(PI * (0.5 - y)); break;
-      case 3:
-      case 4: y = Math.sin(PI * (1.0 - y)); break;
-      case 5:
-      case 6: y = -Math.cos(PI * (y - 1.5)); break;
-      default: y = Math.sin(PI * (y - 2.0)); break;
+  /**
+   * c0 + t (c1 + t (c2 + ...)) for a fit laid out [c0 lo, c0 hi, c1, ..., cn]. The part after
+   * c0, P(t) = c1 + c2 t + ..., is summed as E(t^2) + t O(t^2), two Horner chains in one loop
+   * (half the dependent steps of one chain); their terms fall off fast, so the roundings are
+   * those of plain Horner's rule.
+   */
+  function poly(c, t) {
+    const n = c.length - 1, t2 = t * t;
+    let e, o, k;
+    if (n & 1) {  // c[n] multiplies t^(n - 2), an odd power
+      o = c[n];
+      e = c[n - 1];
+      k = n - 2;
+    } else {
+      o = 0.0;
+      e = c[n];
+      k = n - 1;
     }
-    return -y;
+    for (; k >= 3; k -= 2) {
+      o = o * t2 + c[k];
+      e = e * t2 + c[k - 1];
+    }
+    return c[1] + ((e + t * o) * t + c[0]);
   }
 
-  /** log|Gamma(x)|: +Infinity at the poles (0 and the negative integers) and at +-Infinity. */
+  const TWO52 = 4503599627370496.0;
+
+  /**
+   * |sin(pi x)| for finite x, 0 exactly at the integers. x is reduced exactly: r = |x| mod 2
+   * (y - 2 floor(y / 2) is exact for y < 2^52; every larger double is an even integer), then
+   * r = n / 2 + f with n = round(2 r) and |f| <= 1/4 (exact by Sterbenz's lemma), and
+   * |sin(pi r)| is |sin(pi f)| for even n, |cos(pi f)| for odd n, each a fit in f^2 (so pi f,
+   * which Math.sin would need, is never rounded).
+   */
+  function absSinPi(x) {
+    const y = Math.abs(x);
+    if (y >= TWO52) return 0.0;
+    const r = y - 2.0 * Math.floor(0.5 * y);
+    const n = Math.round(2.0 * r);
+    const f = r - 0.5 * n;
+    return (n & 1) ? poly(COSPI, f * f) : Math.abs(f * poly(SINPI, f * f));
+  }
+
+  /**
+   * log Gamma(x) for finite x > 0.
+   * - x < 0.5: lgamma(1 + x) - log(x), lgamma(1 + t) = t Q1(t) (so 1 + x is never rounded);
+   * - [0.5, 1.25): t Q1(t), t = x - 1 (exact): relative accuracy at the root x = 1;
+   * - [1.25, 1.75): a polynomial in x - X0 (exact), X0 the minimum: lgamma ~ -0.12 + O(t^2);
+   * - [1.75, 3): t Q2(t), t = x - 2 (exact), lgamma(2 + t) = t Q2(t): the root x = 2;
+   * - [3, 8): Gamma(x) = (x - 1) ... (y) Gamma(y) down to y in [2, 3) (each x - 1 exact), two
+   *   positive terms;
+   * - x >= 8: Stirling's series (x - 1/2) log x - x + log(2 pi) / 2 + sum_k B_2k / (2k (2k - 1)
+   *   x^(2k - 1)), ten terms (the omitted ones are below 1e-19 of the result at x = 8), the
+   *   first terms grouped as (x - 1/2) (log x - 1) + (log(2 pi) - 1) / 2, where log x - 1 is
+   *   exact.
+   */
+  function lgammaPos(x) {
+    if (x < 0.5) return x * poly(LG1_POS, x) - Math.log(x);
+    if (x < 1.25) {
+      const t = x - 1.0;
+      return t === 0 ? 0.0 : t * poly(LG1, t);  // +0 at x = 1 (Q1(0) = -gamma)
+    }
+    if (x < 1.75) return poly(LG_MIN, x - LG_X0);
+    if (x < 3.0) {
+      const t = x - 2.0;
+      return t * poly(LG2, t);
+    }
+    if (x < 8.0) {
+      let y = x - 1.0, p = y;
+      while (y >= 3.0) {
+        y -= 1.0;
+        p *= y;
+      }
+      const t = y - 2.0;
+      return t * poly(LG2, t) + Math.log(p);
+    }
+    const z = 1.0 / x, z2 = z * z;
+    let s = STIRLING[9];
+    for (let k = 8; k >= 0; k--) s = s * z2 + STIRLING[k];
+    return (x - 0.5) * (Math.log(x) - 1.0) + (HALF_LOG_2PI_M_HALF + s * z);
+  }
+
+  /** a * b - p exactly, p the rounded product (Dekker's splitting; |a|, |b| < 2^996). */
+  function productError(a, b, p) {
+    let c = 134217729.0 * a;  // 2^27 + 1
+    const ah = c - (c - a), al = a - ah;
+    c = 134217729.0 * b;
+    const bh = c - (c - b), bl = b - bh;
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  }
+
+  /**
+   * log|Gamma(x)|: +Infinity at the poles (0 and the negative integers) and at +-Infinity.
+   * x < 0 by reflection, Gamma(x) Gamma(1 - x) = pi / sin(pi x) with Gamma(1 - x) = -x Gamma(-x):
+   * lgamma(x) = log(pi / |x sin(pi x)|) - lgamma(-x) (-x exact), with the product x sin(pi x)
+   * and log(pi) carried to double-double. The two terms are each within about two ulps, so the
+   * result is within a few ulps of the larger term: relative accuracy except near lgamma's
+   * negative roots (two in each (-n - 1, -n) for n >= 2), where the terms cancel.
+   */
   function lgamma(x) {
-    F[0] = x;
-    const hx = U[HI] | 0, lx = U[LO] | 0;
-    const ix = hx & 0x7fffffff;
-    if (ix >= 0x7ff00000) return x * x;
-    if ((ix | lx) === 0) return Infinity;
-    if (ix < 0x3b900000) return -Math.log(Math.abs(x));  // |x| < 2^-70
-    let nadj = 0.0;
-    if (hx < 0) {
-      if (ix >= 0x43300000) return Infinity;  // |x| >= 2^52: a negative integer
-      const t = sinPi(x);
-      if (t === 0.0) return Infinity;  // a negative integer
-      nadj = Math.log(PI / Math.abs(t * x));
-      x = -x;
-    }
-    let r, y, z, p, p1, p2, p3, w;
-    if ((((ix - 0x3ff00000) | lx) === 0) || (((ix - 0x40000000) | lx) === 0)) {
-      r = 0.0;  // lgamma(1) = lgamma(2) = 0
-    } else if (ix < 0x40000000) {  // x < 2
-      let i;
-      if (ix <= 0x3feccccc) {  // lgamma(x) = lgamma(x + 1) - log(x)
-        r = -Math.log(x);
-        if (ix >= 0x3fe76944) {
-          y = 1.0 - x;
-          i = 0;
-        } else if (ix >= 0x3fcda661) {
-          y = x - (TC - 1.0);
-          i = 1;
-        } else {
-          y = x;
-          i = 2;
-        }
-      } else {
-        r = 0.0;
-        if (ix >= 0x3ffbb4c3) {  // [1.7316, 2]
-          y = 2.0 - x;
-          i = 0;
-        } else if (ix >= 0x3ff3b4c4) {  // [1.23, 1.73]
-          y = x - TC;
-          i = 1;
-        } else {
-          y = x - 1.0;
-          i = 2;
-        }
-      }
-      if (i === 0) {
-        z = y * y;
-        p1 = A0 + z * (A2 + z * (A4 + z * (A6 + z * (A8 + z * A10))));
-        p2 = z * (A1 + z * (A3 + z * (A5 + z * (A7 + z * (A9 + z * A11)))));
-        p = y * p1 + p2;
-        r += (p - 0.5 * y);
-      } else if (i === 1) {
-        z = y * y;
-        w = z * y;
-        p1 = T0 + w * (T3 + w * (T6 + w * (T9 + w * T12)));
-        p2 = T1 + w * (T4 + w * (T7 + w * (T10 + w * T13)));
-        p3 = T2 + w * (T5 + w * (T8 + w * (T11 + w * T14)));
-        p = z * p1 - (TT - w * (p2 + y * p3));
-        r += (TF + p);
-      } else {
-        p1 = y * (U0 + y * (U1 + y * (U2 + y * (U3 + y * (U4 + y * U5)))));
-        p2 = 1.0 + y * (V1 + y * (V2 + y * (V3 + y * (V4 + y * V5))));
-        r += (-0.5 * y + p1 / p2);
-      }
-    } else if (ix < 0x40200000) {  // 2 <= x < 8
-      const i = x | 0;
-      y = x - i;
-      p = y * (S0 + y * (S1 + y * (S2 + y * (S3 + y * (S4 + y * (S5 + y * S6))))));
-      const q = 1.0 + y * (R1 + y * (R2 + y * (R3 + y * (R4 + y * (R5 + y * R6)))));
-      r = 0.5 * y + p / q;
-      z = 1.0;  // lgamma(1 + s) = log(s) + lgamma(s)
-      switch (i) {
-        case 7: z *= (y + 6.0);  // falls through
-        case 6: z *= (y + 5.0);  // falls through
-        case 5: z *= (y + 4.0);  // falls through
-        case 4: z *= (y + 3.0);  // falls through
-        case 3: z *= (y + 2.0);
-          r += Math.log(z);
-          break;
-        default: break;
-      }
-    } else if (ix < 0x43900000) {  // 8 <= x < 2^58
-      const t = Math.log(x);
-      z = 1.0 / x;
-      y = z * z;
-      w = W0 + z * (W1 + y * (W2 + y * (W3 + y * (W4 + y * (W5 + y * W6)))));
-      r = (x - 0.5) * (t - 1.0) + w;
-    } else {  // 2^58 <= x
-      r = x * (Math.log(x) - 1.0);
-    }
-    if (hx < 0) r = nadj - r;
-    return r;
+    if (x !== x) return x;
+    if (x > 0) return x === Infinity ? Infinity : lgammaPos(x);
+    if (x === 0 || x === -Infinity) return Infinity;
+    if (x > -8.470329472543003e-22) return -Math.log(-x);  // |x| < 2^-70: -log|x| - gamma x ...
+    const s = absSinPi(x);
+    if (s === 0) return Infinity;  // a negative integer
+    // log(pi / (s |x|)) = log(pi) - log(q) - e / q + O((e / q)^2), q + e = s |x| exactly
+    const ax = -x, q = s * ax;
+    return ((LOG_PI_HI - Math.log(q)) + (LOG_PI_LO - productError(s, ax, q) / q)) - lgammaPos(ax);
   }
 
   // ---- digamma: tb_digamma, operation for operation ----
@@ -339,112 +460,76 @@ function makePrelude() {
     return y + (Math.log(x) - 0.5 / x - s);
   }
 
-  // ---- erf, erfc: fdlibm's s_erf.c ----
+  // ---- erf, erfc ----
+  //
+  // |x| <= 1: erf(x) = x + x P(x^2), P(u) = erf(sqrt u) / sqrt u - 1 (|P| < 0.16: x + x P is
+  // within a little over half an ulp). |x| >= 1/2: erfc(x) = exp(-x^2) erfcx(x), erfcx the
+  // scaled complementary error function, fitted on pieces of [1/2, 8) in powers of x - centre
+  // and, for x >= 8, as x erfcx(x) in powers of 1 / x^2 (smooth there: the asymptotic
+  // expansion 1/sqrt(pi) (1 - 1/(2x^2) + 3/(4x^4) ...)). exp(-x^2) is exp(-h^2) exp(-d) with h
+  // x's leading 21 bits (so h^2 is exact) and d = x^2 - h^2 = (x - h)(x + h) small, so the
+  // rounding of x^2 (a relative error of x^2 2^-53 in the result) never happens. The factor
+  // exp(-h^2), subnormal past x ~ 26.6, is applied last, so the result is rounded once there.
 
-  const ERX = 8.45062911510467529297e-01;
-  const EFX = 1.28379167095512586316e-01, EFX8 = 1.02703333676410069053e+00;
-  const PP0 = 1.28379167095512558561e-01, PP1 = -3.25042107247001499370e-01,
-    PP2 = -2.84817495755985104766e-02, PP3 = -5.77027029648944159157e-03,
-    PP4 = -2.37630166566501626084e-05;
-  const QQ1 = 3.97917223959155352819e-01, QQ2 = 6.50222499887672944485e-02,
-    QQ3 = 5.08130628187576562776e-03, QQ4 = 1.32494738004321644526e-04,
-    QQ5 = -3.96022827877536812320e-06;
-  const PA0 = -2.36211856075265944077e-03, PA1 = 4.14856118683748331666e-01,
-    PA2 = -3.72207876035701323847e-01, PA3 = 3.18346619901161753674e-01,
-    PA4 = -1.10894694282396677476e-01, PA5 = 3.54783043256182359371e-02,
-    PA6 = -2.16637559486879084300e-03;
-  const QA1 = 1.06420880400844228286e-01, QA2 = 5.40397917702171048937e-01,
-    QA3 = 7.18286544141962662868e-02, QA4 = 1.26171219808761642112e-01,
-    QA5 = 1.36370839120290507362e-02, QA6 = 1.19844998467991074170e-02;
-  const RA0 = -9.86494403484714822705e-03, RA1 = -6.93858572707181764372e-01,
-    RA2 = -1.05586262253232909814e+01, RA3 = -6.23753324503260060396e+01,
-    RA4 = -1.62396669462573470355e+02, RA5 = -1.84605092906711035994e+02,
-    RA6 = -8.12874355063065934246e+01, RA7 = -9.81432934416914548592e+00;
-  const SA1 = 1.96512716674392571292e+01, SA2 = 1.37657754143519042600e+02,
-    SA3 = 4.34565877475229228821e+02, SA4 = 6.45387271733267880336e+02,
-    SA5 = 4.29008140027567833386e+02, SA6 = 1.08635005541779435134e+02,
-    SA7 = 6.57024977031928170135e+00, SA8 = -6.04244152148580987438e-02;
-  const RB0 = -9.86494292470009928597e-03, RB1 = -7.99283237680523006574e-01,
-    RB2 = -1.77579549177547519889e+01, RB3 = -1.60636384855821916062e+02,
-    RB4 = -6.37566443368389627722e+02, RB5 = -1.02509513161107724954e+03,
-    RB6 = -4.83519191608651397019e+02;
-  const SB1 = 3.03380607434824582924e+01, SB2 = 3.25792512996573918826e+02,
-    SB3 = 1.53672958608443695994e+03, SB4 = 3.19985821950859553908e+03,
-    SB5 = 2.55305040643316442583e+03, SB6 = 4.74528541206955367215e+02,
-    SB7 = -2.24409524465858183362e+01;
-  const TINY = 1e-300;
-
-  /** exp(-x^2 - 0.5625 + R/S) for x = |x| >= 1.25, the square split exactly (Note1). */
-  function erfcTail(x, ix) {
-    const s = 1.0 / (x * x);
-    let R, S;
-    if (ix < 0x4006db6e) {  // |x| < 1/0.35
-      R = RA0 + s * (RA1 + s * (RA2 + s * (RA3 + s * (RA4 + s * (RA5 + s * (RA6 + s * RA7))))));
-      S = 1.0 + s * (SA1 + s * (SA2 + s * (SA3 + s * (SA4 + s * (SA5 + s * (SA6 + s * (SA7
-        + s * SA8)))))));
-    } else {
-      R = RB0 + s * (RB1 + s * (RB2 + s * (RB3 + s * (RB4 + s * (RB5 + s * RB6)))));
-      S = 1.0 + s * (SB1 + s * (SB2 + s * (SB3 + s * (SB4 + s * (SB5 + s * (SB6 + s * SB7))))));
+  /** erfcx(x) = exp(x^2) erfc(x) for x in [1/2, 28). */
+  function erfcx(x) {
+    if (x < 2.5) {
+      if (x < 1.0) return poly(ERFCX_0_5, x - 0.75);
+      if (x < 1.5) return poly(ERFCX_1_0, x - 1.25);
+      if (x < 2.0) return poly(ERFCX_1_5, x - 1.75);
+      return poly(ERFCX_2_0, x - 2.25);
     }
-    const z = clearLow(x);
-    return Math.exp(-z * z - 0.5625) * Math.exp((z - x) * (z + x) + R / S);
+    if (x < 8.0) {
+      if (x < 3.0) return poly(ERFCX_2_5, x - 2.75);
+      if (x < 4.0) return poly(ERFCX_3_0, x - 3.5);
+      if (x < 5.0) return poly(ERFCX_4_0, x - 4.5);
+      if (x < 6.5) return poly(ERFCX_5_0, x - 5.75);
+      return poly(ERFCX_6_5, x - 7.25);
+    }
+    return poly(ERFCX_TAIL, 1.0 / (x * x)) / x;
+  }
+
+  /** erfc(x) for x in [1/2, 28): exp(-x^2) erfcx(x), see above. */
+  function erfcPos(x) {
+    const h = clearLow(x);  // 21 significant bits, h <= x
+    const d = (x - h) * (x + h);  // x - h exact; d >= 0, below 2^-19 x^2
+    const e = erfcx(x);
+    return Math.exp(-(h * h)) * (e + e * Math.expm1(-d));
+  }
+
+  /** erf(x) for |x| <= 1: x + x P(x^2). */
+  function erfSmall(x) {
+    return x + x * poly(ERF_P, x * x);
   }
 
   /** erf(x). */
   function erf(x) {
-    const hx = highWord(x);
-    const ix = hx & 0x7fffffff;
-    if (ix >= 0x7ff00000) return (1 - ((hx >>> 31) << 1)) + 1.0 / x;  // NaN, +-1
-    if (ix < 0x3feb0000) {  // |x| < 0.84375
-      if (ix < 0x3e300000) {  // |x| < 2^-28
-        if (ix < 0x00800000) return 0.125 * (8.0 * x + EFX8 * x);  // no underflow
-        return x + EFX * x;
-      }
-      const z = x * x;
-      const r = PP0 + z * (PP1 + z * (PP2 + z * (PP3 + z * PP4)));
-      const s = 1.0 + z * (QQ1 + z * (QQ2 + z * (QQ3 + z * (QQ4 + z * QQ5))));
-      return x + x * (r / s);
-    }
-    if (ix < 0x3ff40000) {  // 0.84375 <= |x| < 1.25
-      const s = Math.abs(x) - 1.0;
-      const P = PA0 + s * (PA1 + s * (PA2 + s * (PA3 + s * (PA4 + s * (PA5 + s * PA6)))));
-      const Q = 1.0 + s * (QA1 + s * (QA2 + s * (QA3 + s * (QA4 + s * (QA5 + s * QA6)))));
-      return hx >= 0 ? ERX + P / Q : -ERX - P / Q;
-    }
-    if (ix >= 0x40180000) return hx >= 0 ? 1.0 - TINY : TINY - 1.0;  // |x| >= 6
     const ax = Math.abs(x);
-    const r = erfcTail(ax, ix);
-    return hx >= 0 ? 1.0 - r / ax : r / ax - 1.0;
+    if (!(ax > 1.0)) return erfSmall(x);  // NaN too
+    if (ax >= 6.0) return x > 0 ? 1.0 : -1.0;  // 1 - erf(6) < 2^-55: rounds to 1
+    const r = 1.0 - erfcPos(ax);  // erfc(x) < 0.16: under a quarter-ulp error of 1 - erfc
+    return x > 0 ? r : -r;
   }
 
   /** erfc(x) = 1 - erf(x), without the cancellation. */
   function erfc(x) {
-    const hx = highWord(x);
-    const ix = hx & 0x7fffffff;
-    if (ix >= 0x7ff00000) return ((hx >>> 31) << 1) + 1.0 / x;  // NaN, 0 at +inf, 2 at -inf
-    if (ix < 0x3feb0000) {  // |x| < 0.84375
-      if (ix < 0x3c700000) return 1.0 - x;  // |x| < 2^-56
-      const z = x * x;
-      const r = PP0 + z * (PP1 + z * (PP2 + z * (PP3 + z * PP4)));
-      const s = 1.0 + z * (QQ1 + z * (QQ2 + z * (QQ3 + z * (QQ4 + z * QQ5))));
-      const y = r / s;
-      if (hx < 0x3fd00000) return 1.0 - (x + x * y);  // x < 1/4
-      return 0.5 - (x * y + (x - 0.5));
+    if (x !== x) return x;
+    const ax = Math.abs(x);
+    if (ax < 0.5) {
+      const xp = x * poly(ERF_P, x * x);
+      // 1/4 <= x < 1/2: (1/2 - x) exact and (1/2 - x P) in [0.43, 0.48]; else 1 - erf(x) >= 0.72
+      if (x >= 0.25) return (0.5 - x) + (0.5 - xp);
+      return 1.0 - (x + xp);
     }
-    if (ix < 0x3ff40000) {  // 0.84375 <= |x| < 1.25
-      const s = Math.abs(x) - 1.0;
-      const P = PA0 + s * (PA1 + s * (PA2 + s * (PA3 + s * (PA4 + s * (PA5 + s * PA6)))));
-      const Q = 1.0 + s * (QA1 + s * (QA2 + s * (QA3 + s * (QA4 + s * (QA5 + s * QA6)))));
-      return hx >= 0 ? (1.0 - ERX) - P / Q : 1.0 + (ERX + P / Q);
-    }
-    if (ix < 0x403c0000) {  // |x| < 28
-      if (hx < 0 && ix >= 0x40180000) return 2.0 - TINY;  // x <= -6
-      const ax = Math.abs(x);
-      // s_erf.c's erfc takes the second fit from high word 0x4006DB6D, its erf from 0x4006DB6E
-      const r = erfcTail(ax, ix === 0x4006db6d ? 0x4006db6e : ix);
-      return hx > 0 ? r / ax : 2.0 - r / ax;
-    }
-    return hx > 0 ? TINY * TINY : 2.0 - TINY;
+    if (ax >= 28.0) return x > 0 ? 0.0 : 2.0;  // erfc(27.3) < 2^-1075 already
+    const r = erfcPos(ax);
+    return x > 0 ? r : 2.0 - r;
+  }
+
+  /** C's pow: pow(1, y) = 1 for every y (NaN too), pow(-1, +-Infinity) = 1; else Math.pow. */
+  function pow(x, y) {
+    if (x === 1.0 || (x === -1.0 && (y === Infinity || y === -Infinity))) return 1.0;
+    return Math.pow(x, y);
   }
 
   // ---- dense linear algebra on Float64Arrays, row-major, with element offsets ----
@@ -503,7 +588,7 @@ function makePrelude() {
 
   return {
     max, min, clip, sign, logaddexp, expit, expitNp, floordiv, mod, nearbyint,
-    lgamma, digamma, erf, erfc, log1p, expm1, cholesky, trisolve,
+    lgamma, digamma, erf, erfc, log1p, expm1, pow, cholesky, trisolve,
     highWord, clearLow, signBit,
   };
 }
