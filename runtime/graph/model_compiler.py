@@ -326,7 +326,10 @@ class Model:
             if not traced and q.shape == (batch, self.n_free):
                 traced = True  # the first call traced the staged program: look it up once
                 raw = getattr(staged, "raw_program", None)
-                if raw is not None and self.dtype.name == "float64" and NAME == "numpy":
+                # the raw program takes the backend's own arrays: NumPy arrays are the host
+                # arrays only on the numpy backend
+                if (raw is not None and self.dtype.name == "float64" and NAME == "numpy"
+                        and self.backend.name == "numpy"):
                     program = raw(self._as_free(q))
             return out
 

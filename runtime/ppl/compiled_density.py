@@ -90,12 +90,12 @@ def compile_density(model: Any) -> CompiledDensity:
     """Lower and compile ``model``'s adjusted log density and gradient of one free state.
 
     Raises :class:`LoweringError` (a NotImplementedError) when the model is not float64 on the
-    NumPy backend, its log density cannot be staged, or a kernel has no C lowering; and
+    NumPy or Python backend, its log density cannot be staged, or a kernel has no C lowering; and
     RuntimeError when no C compiler works here (the reason from ``compiler_available``).
     """
-    if model.backend.name != "numpy":
-        raise LoweringError(f"compiled densities need the NumPy backend, not "
-                            f"{model.backend.name!r}")
+    if model.backend.name not in ("numpy", "python"):  # float64 values the lowering reads
+        raise LoweringError(f"compiled densities need a float64 backend ('numpy' or "
+                            f"'python'), not {model.backend.name!r}")
     if model.dtype.name != "float64":
         raise LoweringError(f"compiled densities are float64 only; this model is "
                             f"{model.dtype.name}")
