@@ -410,9 +410,8 @@ _JS_NAMES = (
     "  const sqrt = Math.sqrt, tanh = Math.tanh, sin = Math.sin, cos = Math.cos;",
     "  const tan = Math.tan, floor = Math.floor, ceil = Math.ceil, fabs = Math.abs;",
     "  const isnan = Number.isNaN, isfinite = Number.isFinite;",
-    # C's pow (and NumPy's): 1 ** y is 1 and (-1) ** +-inf is 1, where Math.pow gives NaN
-    "  const pow = (x, y) => (x === 1 || (x === -1 && (y === Infinity || y === -Infinity)))",
-    "    ? 1 : Math.pow(x, y);",
+    # C's pow (1 ** NaN is 1, where Math.pow gives NaN)
+    "  const pow = TB.pow;",
     "  const NAN = NaN, INFINITY = Infinity;",
     "  const nearbyint = TB.nearbyint, erf = TB.erf, erfc = TB.erfc;",
     "  const tb_max = TB.max, tb_min = TB.min, tb_clip = TB.clip, tb_sign = TB.sign;",
