@@ -419,13 +419,13 @@ export interface McmcOptions {
   initialValues?: Record<string, unknown> | Record<string, unknown>[];
   /** onProgress every this many iterations (default 50). */
   callbackEvery?: number;
-  /** "auto" (default), "compiled" or "numpy": Pyodide has no C compiler, so "auto" samples
-   * with the runtime's pure-Python arrays there and "compiled" is an error. */
+  /** "auto" (default) or "compiled": the model's log density lowered to JavaScript and
+   * NUTS/HMC in JavaScript (draws.backend "js"); "numpy": the interpreted reference sampler. */
   backend?: "auto" | "compiled" | "numpy";
   /** Fire-and-forget progress (the main thread in browsers). */
   onProgress?: (info: ProgressInfo) => unknown;
-  /** Stops at the next iteration, keeping the draws so far (Node: an abort from a callback;
-   * browsers: cross-origin isolated pages). */
+  /** Stops at the end of the current block of iterations (about 50 ms), keeping the draws so
+   * far (Node: an abort from a callback; browsers: cross-origin isolated pages). */
   signal?: AbortSignal;
 }
 
@@ -439,6 +439,8 @@ export class Draws implements Disposable {
   nDraws: number;
   interrupted: boolean;
   divergences: number;
+  /** Which sampler ran: "js" (compiled to JavaScript) or "numpy" (interpreted). */
+  backend: string;
   summary(): SummaryRow[];
   /** One chain's draws of a variable (a subarray). */
   chain(name: string, chain: number): Float64Array;

@@ -161,6 +161,7 @@ def draws_result(draws: Any) -> dict[str, Any]:
     return {"handle": draws, "variables": variables, "shapes": shapes,
             "chains": int(draws.chains), "nDraws": int(draws.n_draws),
             "interrupted": bool(draws.interrupted), "divergences": int(draws.divergences),
+            "backend": str(draws.backend),
             "summary": summary_rows(draws)}
 
 

@@ -44,6 +44,7 @@ export class Draws {
     this.chains = r.chains;
     this.nDraws = r.nDraws;
     this.interrupted = r.interrupted;
+    this.backend = r.backend;
     this.divergences = r.divergences;
     this._summary = r.summary.map((row) => Object.fromEntries(Object.entries(row)
       .map(([k, v]) => [k, k === "variable" ? v : num(v)])));

@@ -161,11 +161,13 @@ test("mcmc in the worker: eight schools 4 x 2000 in float64 JavaScript, the page
       const ms = performance.now() - t0;
       running = false;
       const mu = draws.summary().find((row) => row.variable === "mu");
-      return { ms, longest, frames, events, mu, n: draws.variables.mu.length };
+      return { ms, longest, frames, events, mu, n: draws.variables.mu.length,
+        backend: draws.backend };
     });
     t.diagnostic(`eight schools 4 x (2000 + 2000) in ${r.ms.toFixed(0)} ms; longest frame gap `
       + `${r.longest.toFixed(1)} ms over ${r.frames} frames; ${r.events} progress events`);
     assert.equal(r.n, 8000);
+    assert.equal(r.backend, "js");
     // posteriordb's reference: mu mean ~4.4, sd ~3.3; the MC error at this ESS is ~0.05
     assert.ok(Math.abs(r.mu.mean - 4.4) < 0.4, `mu mean ${r.mu.mean}`);
     assert.ok(r.mu.rhat < 1.01, `mu rhat ${r.mu.rhat}`);
