@@ -300,6 +300,10 @@ class _CDialect:
     def const(self, dtype: str) -> str:
         return f"const {_CTYPE[dtype]}"
 
+    def var(self, dtype: str) -> str:
+        """The type of a mutable local of ``dtype``."""
+        return _CTYPE[dtype]
+
     def cast(self, v: str, dtype: str) -> str:
         return f"({_CTYPE[dtype]}){v}"
 
@@ -353,6 +357,9 @@ class _JsDialect(_CDialect):
 
     def const(self, dtype: str) -> str:
         return "const"
+
+    def var(self, dtype: str) -> str:
+        return "let"
 
     def cast(self, v: str, dtype: str) -> str:
         if dtype == "float64":
@@ -759,7 +766,8 @@ class _Generator:
         oshape = self.meta[out][0]
         for r in refs:
             if self.meta[r][1] != "float64" and name not in ("reshape", "gather_flat",
-                                                              "concat", "transpose"):
+                                                              "concat", "transpose", "max",
+                                                              "min", "sum"):
                 raise LoweringError(f"{name}: operand dtype {self.meta[r][1]} is not lowered "
                                     f"(float64 only)")
         fn(refs, params, out, oshape)
@@ -1014,7 +1022,21 @@ class _Generator:
             return [x[4:] for x in self._loop(rshape, [stmt], prefix="r")]
 
         F = self.d.float_var
-        if name == "sum":
+        odtype = self.meta[out][1]
+        if odtype != "float64":
+            # integer and bool reductions (an "all" is a min of 0/1 flags): exact in either
+            # language, no NaN to propagate; sums wrap as NumPy's only beyond int64 in C
+            # (JavaScript sums them exactly up to 2**53)
+            if name not in ("max", "min", "sum") or self.meta[x][1] != odtype:
+                raise LoweringError(f"{name}: {self.meta[x][1]} -> {odtype} is not lowered")
+            L = self.d.var(odtype)
+            if name == "sum":
+                body = [f"{L} acc = 0;", *inner(f"acc += {read};")]
+            else:
+                cmp = ">" if name == "max" else "<"
+                body = [f"{L} acc = {first};",
+                        *inner(f"if ({read} {cmp} acc) acc = {read};")]
+        elif name == "sum":
             body = [f"{F} acc = 0.0;", *inner(f"acc += {read};")]
         elif name == "prod":
             body = [f"{F} acc = 1.0;", *inner(f"acc *= {read};")]

@@ -369,3 +369,18 @@ def test_the_op_table_lowers_with_its_gradient(case: Any) -> None:
         return lp.numpy(), g.numpy()
 
     _check_states(rec, reference, [q0], op=case.name.split("_")[0], fd=False)
+
+
+def test_a_dirichlet_multinomial_model_reduces_integer_flags() -> None:
+    """The simplex's support check is an "all" (a min of int32 flags): an integer reduction,
+    lowered exactly in both languages."""
+    p = tb.dirichlet([1.0, 2.0, 3.0])
+    tb.distribution(tb.as_data([[2, 3, 5]]), tb.multinomial(10, p, dimension=3))
+    model = tb.model(p=p)
+    lj = _check_model(model)
+    rec = _recording(model)
+    assert any(name == "min" and rec.meta[refs[0]][1] == "int32"
+               for name, _k, refs, _p, _o in rec.steps)
+    states = [np.array([0.3, -0.2]), np.array([-1.0, 2.0])]
+    for got, want in zip(run_js(lj, states)[0], run_c(rec, states)[0]):
+        assert_close(got, want, "float64", n=64, op="lgamma")
