@@ -88,9 +88,10 @@ test-browser: js /usr/bin/chromium
 	$(PYTHON) tests/suites/run.py browser
 
 ## bench: speed targets, printed as ratios against the peers named in the issues, recorded in
-## bench/RESULTS.md (the R and JS rows too: bench/r_bridge.py, bench/js_bridge.py).
+## bench/RESULTS.md (the R and JS rows too: bench/r_bridge.py, bench/js_bridge.py; Node and
+## Chromium sampling: bench/browser_ppl_bench.py).
 ## BENCH_ROUNDS=n / BENCH_SEEDS=n (>= 3) shorten a run; `make bench-r` runs the R part alone.
-bench: bench/.venv/.deps bench/.venv-ppl/.deps $(VENV)/.r-deps js
+bench: bench/.venv/.deps bench/.venv-ppl/.deps $(VENV)/.r-deps js /usr/bin/chromium
 	R CMD INSTALL --no-multiarch r-client >/dev/null
 	TENSORBRIDGE_PYTHON=$(CURDIR)/$(PY) bench/.venv/bin/python bench/run.py
 
