@@ -23,9 +23,10 @@ from typing import Any
 
 from .lowering import LoweredJs
 
-__all__ = ["JsChainRun", "JsDensity", "js_available"]
+__all__ = ["JsChainRun", "JsDensity", "js_available", "stats_namespace"]
 
 _NAMESPACES: list[Any] = []  # [sampler, prelude] once loaded in this interpreter
+_STATS: list[Any] = []  # [makeStats(prelude)] once loaded
 
 
 def js_available() -> str | None:
@@ -51,6 +52,18 @@ def _namespaces() -> tuple[Any, Any]:
 
         _NAMESPACES[:] = [load("sampler.js", "makeSampler"), load("tb_prelude.js", "makePrelude")]
     return _NAMESPACES[0], _NAMESPACES[1]
+
+
+def stats_namespace() -> Any:
+    """``makeStats(prelude)`` of ``tb_stats.js`` (the diagnostics' FFT autocovariance and
+    inverse normal CDF), evaluated once per interpreter; only where :func:`js_available`."""
+    if not _STATS:
+        import js
+
+        _, prelude = _namespaces()
+        src = resources.files(__package__).joinpath("tb_stats.js").read_text(encoding="utf-8")
+        _STATS.append(js.Function.new("TB", f"{src}\nreturn makeStats(TB);")(prelude))
+    return _STATS[0]
 
 
 def _typed(dtype: str, values: Any) -> Any:

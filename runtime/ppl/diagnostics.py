@@ -7,31 +7,33 @@
 
 Autocorrelations use FFT and Geyer's initial monotone positive sequence, as Stan does. Input is
 ``(chains, draws)`` for one scalar quantity.
+
+The algorithm is written once, below the kernels; the kernels (splitting, ranks and normal
+scores, per-chain moments, autocovariances, the lag means of Geyer's sequence) come in two
+forms chosen with the host namespace. With NumPy they are NumPy's operations on float64 arrays
+(SciPy's ``ndtri``). Without it (``host_namespace.NAME == "pure"``, Pyodide) the chains are
+plain Python lists of floats, one per chain, and nothing goes element by element through the
+pure-Python arrays; in Pyodide the FFT autocovariances and the inverse normal CDF run in
+JavaScript (``compiled/tb_stats.js``), elsewhere in Python (a radix-2 FFT of two chains at a
+time, and the same refined inverse normal CDF as the JavaScript's).
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+from typing import Any
 
+from ..compiled.js_sampler import js_available, stats_namespace
 from ..host_namespace import NAME, np
+from ..pure_arrays import _fft_pow2
 
 __all__ = ["ess_bulk", "ess_tail", "rhat", "split_chains", "z_scale"]
 
 
-def _ndtri(p: np.ndarray) -> np.ndarray:
-    """Inverse of the standard normal CDF (SciPy's when available, with NumPy arrays)."""
-    if NAME == "numpy":
-        try:
-            from scipy.special import ndtri
-
-            return ndtri(p)
-        except ImportError:  # pragma: no cover
-            pass
-    # Acklam's rational approximation + Newton step
-    return _ndtri_fallback(p)
-
-
 def _ndtri_fallback(p: np.ndarray) -> np.ndarray:
+    """Acklam's rational approximation + a Halley step, on NumPy arrays without SciPy."""
     a = [-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
          1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00]
     b = [-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
@@ -59,34 +61,371 @@ def _ndtri_fallback(p: np.ndarray) -> np.ndarray:
     return out - u / (1 + out * u / 2)
 
 
-def split_chains(x: np.ndarray) -> np.ndarray:
-    """(chains, draws) -> (2*chains, draws//2): each chain cut in two halves."""
-    x = np.asarray(x, dtype=np.float64)
-    n = x.shape[1] // 2
-    return np.concatenate([x[:, :n], x[:, x.shape[1] - n:]], axis=0)
+# ---- kernels: NumPy -----------------------------------------------------------------------------
+if NAME == "numpy":
+
+    def _ndtri(p: np.ndarray) -> np.ndarray:
+        """Inverse of the standard normal CDF (SciPy's when available)."""
+        try:
+            from scipy.special import ndtri
+
+            return ndtri(p)
+        except ImportError:  # pragma: no cover
+            return _ndtri_fallback(p)
+
+    def _kernel_name() -> str:
+        return "numpy"
+
+    def _host(x: Any) -> Any:
+        """(chains, draws) in the kernels' form: a float64 array."""
+        return np.asarray(x, dtype=np.float64)
+
+    def _dims(x: Any) -> tuple[int, int]:
+        return x.shape
+
+    def _split(x: Any) -> Any:
+        n = x.shape[1] // 2
+        return np.concatenate([x[:, :n], x[:, x.shape[1] - n:]], axis=0)
+
+    def _z(x: Any) -> Any:
+        flat = x.ravel()
+        order = np.argsort(flat, kind="mergesort")
+        ranks = np.empty(flat.size, dtype=np.float64)
+        ranks[order] = np.arange(1, flat.size + 1)
+        # average ranks of ties
+        sorted_vals = flat[order]
+        _, start, counts = np.unique(sorted_vals, return_index=True, return_counts=True)
+        for s, c in zip(start, counts):
+            if c > 1:
+                ranks[order[s:s + c]] = s + (c + 1) / 2.0
+        return _ndtri((ranks - 3.0 / 8.0) / (flat.size + 0.25)).reshape(x.shape)
+
+    def _folded(x: Any) -> Any:
+        return np.abs(x - np.median(x))
+
+    def _all_finite(x: Any) -> bool:
+        return bool(np.all(np.isfinite(x)))
+
+    def _constant(x: Any) -> bool:
+        return bool(np.ptp(x) == 0)
+
+    def _row_means(x: Any) -> Any:
+        return x.mean(axis=1)
+
+    def _row_vars(x: Any) -> Any:
+        return x.var(axis=1, ddof=1)
+
+    def _autocovariance(x: np.ndarray) -> np.ndarray:
+        n = x.shape[-1]
+        size = 1 << (2 * n - 1).bit_length()
+        centred = x - x.mean(axis=-1, keepdims=True)
+        f = np.fft.rfft(centred, n=size, axis=-1)
+        acov = np.fft.irfft(f * np.conjugate(f), n=size, axis=-1)[..., :n]
+        return acov / n
+
+    def _lag_mean(acov: Any, t: int) -> Any:
+        return acov[:, t].mean()
+
+    def _zeros(n: int) -> Any:
+        return np.zeros(n)
+
+    def _head_sum(v: Any, k: int) -> Any:
+        return v[:k].sum()
+
+    def _indicator(x: Any, q: float) -> Any:
+        return np.asarray(x <= q, dtype=np.float64)
+
+    def split_chains(x: np.ndarray) -> np.ndarray:
+        """(chains, draws) -> (2*chains, draws//2): each chain cut in two halves."""
+        return _split(_host(x))
+
+    def z_scale(x: np.ndarray) -> np.ndarray:
+        """Rank-normalise all draws jointly: fractional ranks to normal quantiles."""
+        return _z(x)
+
+# ---- kernels: pure Python (no NumPy): one list of floats per chain ------------------------------
+else:
+    _JS: list[Any] = []  # [the tb_stats.js namespace, or None where there is no JavaScript]
+
+    def _stats_js() -> Any:
+        if not _JS:
+            if js_available() is None:
+                _JS.append(stats_namespace())
+            else:
+                _JS.append(None)
+        return _JS[0]
+
+    def _kernel_name() -> str:
+        return "js" if _stats_js() is not None else "python"
+
+    def _to_js(values: list[float]) -> Any:
+        from array import array
+
+        import js
+
+        out = js.Float64Array.new(len(values))
+        if values:
+            out.assign(array("d", values))
+        return out
+
+    def _from_js(typed: Any) -> list[float]:
+        return typed.to_py().tolist()
+
+    # inverse normal CDF: Acklam's start (rel. error < 1.2e-9), one Halley step on Phi(x) = q,
+    # q = min(p, 1 - p) (exact), Phi - 1/2 through erf for q >= 1/4 and Phi through erfc below,
+    # so that neither side cancels; the same scheme as tb_stats.js (see there), on math.erf(c)
+    _A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
+          1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00)
+    _B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
+          6.680131188771972e01, -1.328068155288572e01)
+    _C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
+          -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00)
+    _D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
+          3.754408661907416e00)
+    _SQRT2 = math.sqrt(2.0)
+    _SQRT2PI = math.sqrt(2.0 * math.pi)
+    _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+    def _ndtri_start(q: float) -> float:
+        if q < 0.02425:
+            a, b, c, d, e, f = _C
+            g, h, i, j = _D
+            r = math.sqrt(-2.0 * math.log(q))
+            return (((((a * r + b) * r + c) * r + d) * r + e) * r + f) / (
+                (((g * r + h) * r + i) * r + j) * r + 1)
+        a, b, c, d, e, f = _A
+        g, h, i, j, k = _B
+        s = q - 0.5
+        t = s * s
+        return (((((a * t + b) * t + c) * t + d) * t + e) * t + f) * s / (
+            ((((g * t + h) * t + i) * t + j) * t + k) * t + 1)
+
+    def _ndtri_tail(q: float) -> float:
+        """q < 1e-290: Newton on log Phi(x) = log q, Phi(x) = phi(x)/|x| S(x) asymptotically."""
+        lq = math.log(q)
+        x = _ndtri_start(q)
+        for _ in range(6):
+            ax = -x
+            u = 1.0 / (ax * ax)
+            terms = [1.0]
+            for k in range(10):
+                terms.append(terms[-1] * -(2 * k + 1) * u)
+            s = 0.0
+            for t in reversed(terms):
+                s += t
+            f = -0.5 * ax * ax - math.log(ax) - _HALF_LOG_2PI + math.log(s) - lq
+            dx = f * s / ax
+            x -= dx
+            if abs(dx) <= 1e-17 * ax:
+                break
+        return x
+
+    def _ndtri_lower(q: float) -> float:
+        if q < 1e-290:
+            return _ndtri_tail(q)
+        x = _ndtri_start(q)
+        if q >= 0.25:
+            e = 0.5 * math.erf(x / _SQRT2) - (q - 0.5)
+        else:
+            e = 0.5 * math.erfc(-x / _SQRT2) - q
+        u = e * _SQRT2PI * math.exp(0.5 * x * x)
+        return x - u / (1 + 0.5 * x * u)
+
+    def _ndtri1(p: float) -> float:
+        if not 0.0 <= p <= 1.0:
+            return math.nan
+        if p == 0.0:
+            return -math.inf
+        if p == 1.0:
+            return math.inf
+        if p == 0.5:
+            return 0.0
+        return _ndtri_lower(p) if p < 0.5 else -_ndtri_lower(1.0 - p)
+
+    def _ndtri_list(p: list[float]) -> list[float]:
+        js = _stats_js()
+        if js is not None:
+            return _from_js(js.ndtri(_to_js(p)))
+        return [_ndtri1(v) for v in p]
+
+    def _ndtri(p: Any) -> Any:
+        """Inverse of the standard normal CDF of a pure array."""
+        a = np.asarray(p, dtype=np.float64)
+        return np.from_flat(_ndtri_list(list(a._data)), a.shape, np.float64)
+
+    def _host(x: Any) -> list[list[float]]:
+        """(chains, draws) in the kernels' form: one list of floats per chain."""
+        a = np.asarray(x, dtype=np.float64)
+        m, n = a.shape
+        d = a._data
+        return [d[i * n:(i + 1) * n] for i in range(m)]
+
+    def _dims(x: list[list[float]]) -> tuple[int, int]:
+        return len(x), (len(x[0]) if x else 0)
+
+    def _split(x: list[list[float]]) -> list[list[float]]:
+        total = len(x[0]) if x else 0
+        n = total // 2
+        return [r[:n] for r in x] + [r[total - n:] for r in x]
+
+    _SCORES: dict[int, list[float]] = {}  # size -> normal scores of the ranks 1..size
+
+    def _scores(size: int) -> list[float]:
+        """``ndtri((r - 3/8) / (size + 1/4))`` for the ranks r = 1..size, made once per size."""
+        table = _SCORES.get(size)
+        if table is None:
+            denom = size + 0.25
+            table = _ndtri_list([(float(r) - 3.0 / 8.0) / denom for r in range(1, size + 1)])
+            if len(_SCORES) >= 8:
+                _SCORES.clear()
+            _SCORES[size] = table
+        return table
+
+    def _z_flat(flat: list[float]) -> list[float]:
+        """Normal scores of the fractional ranks, ties averaged (NaNs last and tied together),
+        as the NumPy kernel's stable argsort and ``unique`` give them. Without NaNs the rank of
+        v is one plus the number of draws below it, its position in the sorted draws
+        (``bisect_left``); a tie of c draws from position s shares the rank s + (c + 1) / 2,
+        the mean of positions s+1..s+c, which is (left + right + 1) / 2 with ``right`` from
+        ``bisect_right``."""
+        size = len(flat)
+        if not size:
+            return []
+        if any(map(math.isnan, flat)):
+            return _z_nan(flat)
+        s = sorted(flat)
+        left = list(map(bisect.bisect_left, itertools.repeat(s, size), flat))
+        if len(set(flat)) == size:  # no ties: every rank is left + 1
+            return list(map(_scores(size).__getitem__, left))
+        right = map(bisect.bisect_right, itertools.repeat(s, size), flat)
+        denom = size + 0.25
+        return _ndtri_list([((lo + hi + 1) / 2.0 - 3.0 / 8.0) / denom
+                            for lo, hi in zip(left, right)])
+
+    def _z_nan(flat: list[float]) -> list[float]:
+        """_z_flat of draws with NaNs: ranks one by one (NaNs after every number)."""
+        size = len(flat)
+        order = sorted(range(size), key=lambda i: (flat[i] != flat[i],
+                                                   0.0 if flat[i] != flat[i] else flat[i]))
+        ranks = [0.0] * size
+        i = 0
+        while i < size:
+            v = flat[order[i]]
+            j = i + 1
+            if v == v:
+                while j < size and flat[order[j]] == v:
+                    j += 1
+            else:
+                j = size  # the NaNs are last, one tie
+            r = i + (j - i + 1) / 2.0
+            for k in order[i:j]:
+                ranks[k] = r
+            i = j
+        denom = size + 0.25
+        return _ndtri_list([(r - 3.0 / 8.0) / denom for r in ranks])
+
+    def _flat(x: list[list[float]]) -> list[float]:
+        return list(itertools.chain.from_iterable(x))
+
+    def _z(x: list[list[float]]) -> list[list[float]]:
+        m, n = _dims(x)
+        z = _z_flat(_flat(x))
+        return [z[i * n:(i + 1) * n] for i in range(m)]
+
+    def _folded(x: list[list[float]]) -> list[list[float]]:
+        flat = _flat(x)
+        if not flat or any(map(math.isnan, flat)):
+            med = math.nan
+        else:
+            flat.sort()
+            mid = len(flat) // 2
+            med = flat[mid] if len(flat) % 2 else (flat[mid - 1] + flat[mid]) / 2.0
+        return [list(map(math.fabs, map(med.__rsub__, r))) for r in x]
+
+    def _all_finite(x: list[list[float]]) -> bool:
+        return all(map(math.isfinite, itertools.chain.from_iterable(x)))
+
+    def _constant(x: list[list[float]]) -> bool:
+        return max(map(max, x)) == min(map(min, x))
+
+    def _row_means(x: list[list[float]]) -> Any:
+        return np.asarray([math.fsum(r) / len(r) for r in x], dtype=np.float64)
+
+    def _row_vars(x: list[list[float]]) -> Any:
+        out = []
+        for r in x:
+            mu = math.fsum(r) / len(r)
+            out.append(math.fsum([(v - mu) * (v - mu) for v in r]) / (len(r) - 1))
+        return np.asarray(out, dtype=np.float64)
+
+    def _acov_python(centred: list[list[float]], n: int, size: int) -> list[list[float]]:
+        """Two real chains a, b at a time as one complex FFT of a + ib: with Z its transform
+        and Z*_k = conj(Z_{-k}), A = (Z + Z*) / 2 and B = (Z - Z*) / 2i are the chains' own;
+        the inverse FFT of |A|^2 + i |B|^2 is acov_a + i acov_b (both real: |A|^2, |B|^2 are
+        real and even)."""
+        out = []
+        pad = [0j] * (size - n)
+        scale = 1.0 / size
+        for i in range(0, len(centred), 2):
+            a = centred[i]
+            b = centred[i + 1] if i + 1 < len(centred) else [0.0] * n
+            z = _fft_pow2([complex(u, v) for u, v in zip(a, b)] + pad, False)
+            zc = [z[0].conjugate()] + [w.conjugate() for w in reversed(z[1:])]
+            spec = []
+            for w, wc in zip(z, zc):
+                s, d = w + wc, w - wc  # 2A, 2iB
+                spec.append(complex((s.real * s.real + s.imag * s.imag) * 0.25,
+                                    (d.real * d.real + d.imag * d.imag) * 0.25))
+            y = _fft_pow2(spec, True)[:n]
+            out.append([w.real * scale / n for w in y])
+            if i + 1 < len(centred):
+                out.append([w.imag * scale / n for w in y])
+        return out
+
+    def _autocovariance(x: list[list[float]]) -> list[list[float]]:
+        m, n = _dims(x)
+        size = 1 << (2 * n - 1).bit_length()
+        js = _stats_js()
+        if js is None:
+            centred = []
+            for r in x:
+                mu = math.fsum(r) / n
+                centred.append([v - mu for v in r])
+            return _acov_python(centred, n, size)
+        flat = _from_js(js.autocovariance(_to_js(_flat(x)), m, n))
+        return [flat[i * n:(i + 1) * n] for i in range(m)]
+
+    def _lag_mean(acov: list[list[float]], t: int) -> float:
+        return math.fsum([r[t] for r in acov]) / len(acov)
+
+    def _zeros(n: int) -> list[float]:
+        return [0.0] * n
+
+    def _head_sum(v: list[float], k: int) -> float:
+        return math.fsum(v[:k])
+
+    def _indicator(x: Any, q: float) -> list[list[float]]:
+        return [[1.0 if v <= q else 0.0 for v in r] for r in _host(x)]  # NaN: 0.0, as NumPy
+
+    def split_chains(x: Any) -> Any:
+        """(chains, draws) -> (2*chains, draws//2): each chain cut in two halves."""
+        s = _split(_host(x))
+        m, n = _dims(s)
+        return np.from_flat(_flat(s), (m, n), np.float64)
+
+    def z_scale(x: Any) -> Any:
+        """Rank-normalise all draws jointly: fractional ranks to normal quantiles."""
+        a = np.asarray(x, dtype=np.float64)
+        return np.from_flat(_z_flat(list(a._data)), a.shape, np.float64)
 
 
-def z_scale(x: np.ndarray) -> np.ndarray:
-    """Rank-normalise all draws jointly: fractional ranks to normal quantiles."""
-    flat = x.ravel()
-    order = np.argsort(flat, kind="mergesort")
-    ranks = np.empty(flat.size, dtype=np.float64)
-    ranks[order] = np.arange(1, flat.size + 1)
-    # average ranks of ties
-    sorted_vals = flat[order]
-    _, start, counts = np.unique(sorted_vals, return_index=True, return_counts=True)
-    for s, c in zip(start, counts):
-        if c > 1:
-            ranks[order[s:s + c]] = s + (c + 1) / 2.0
-    return _ndtri((ranks - 3.0 / 8.0) / (flat.size + 0.25)).reshape(x.shape)
-
-
-def _rhat_basic(x: np.ndarray) -> float:
-    n = x.shape[1]
-    if n < 2 or not np.all(np.isfinite(x)):
+# ---- the algorithm ------------------------------------------------------------------------------
+def _rhat_basic(x: Any) -> float:
+    n = _dims(x)[1]
+    if n < 2 or not _all_finite(x):
         return float("nan")
-    chain_means = x.mean(axis=1)
-    chain_vars = x.var(axis=1, ddof=1)
+    chain_means = _row_means(x)
+    chain_vars = _row_vars(x)
     b = n * chain_means.var(ddof=1)
     w = chain_vars.mean()
     if w == 0:
@@ -95,49 +434,40 @@ def _rhat_basic(x: np.ndarray) -> float:
     return float(math.sqrt(var_plus / w))
 
 
-def rhat(x: np.ndarray) -> float:
+def rhat(x: Any) -> float:
     """Rank-normalised split-R-hat (max of bulk and folded)."""
-    s = split_chains(x)
-    if s.shape[1] < 2:
+    s = _split(_host(x))
+    if _dims(s)[1] < 2:
         return float("nan")
-    bulk = _rhat_basic(z_scale(s))
-    folded = _rhat_basic(z_scale(np.abs(s - np.median(s))))
+    bulk = _rhat_basic(_z(s))
+    folded = _rhat_basic(_z(_folded(s)))
     return max(bulk, folded)
 
 
-def _autocovariance(x: np.ndarray) -> np.ndarray:
-    n = x.shape[-1]
-    size = 1 << (2 * n - 1).bit_length()
-    centred = x - x.mean(axis=-1, keepdims=True)
-    f = np.fft.rfft(centred, n=size, axis=-1)
-    acov = np.fft.irfft(f * np.conjugate(f), n=size, axis=-1)[..., :n]
-    return acov / n
-
-
-def _ess(x: np.ndarray) -> float:
-    """ESS of (chains, draws), Stan's algorithm."""
-    m, n = x.shape
-    if n < 4 or not np.all(np.isfinite(x)):
+def _ess(x: Any) -> float:
+    """ESS of (chains, draws) in the kernels' form, Stan's algorithm."""
+    m, n = _dims(x)
+    if n < 4 or not _all_finite(x):
         return float("nan")
-    if np.ptp(x) == 0:
+    if _constant(x):
         return float("nan")
     acov = _autocovariance(x)
-    chain_mean = x.mean(axis=1)
-    mean_var = acov[:, 0].mean() * n / (n - 1)
+    chain_mean = _row_means(x)
+    mean_var = _lag_mean(acov, 0) * n / (n - 1)
     var_plus = mean_var * (n - 1) / n
     if m > 1:
         var_plus += chain_mean.var(ddof=1)
-    rho = np.zeros(n)
+    rho = _zeros(n)
     rho[0] = 1.0
     t = 1
     # Geyer's initial positive sequence over pairs
     rho_even = 1.0
-    rho_odd = 1.0 - (mean_var - acov[:, 1].mean()) / var_plus
+    rho_odd = 1.0 - (mean_var - _lag_mean(acov, 1)) / var_plus
     rho[1] = rho_odd
     t = 1
     while t < n - 3 and rho_even + rho_odd > 0:
-        rho_even = 1.0 - (mean_var - acov[:, t + 1].mean()) / var_plus
-        rho_odd = 1.0 - (mean_var - acov[:, t + 2].mean()) / var_plus
+        rho_even = 1.0 - (mean_var - _lag_mean(acov, t + 1)) / var_plus
+        rho_odd = 1.0 - (mean_var - _lag_mean(acov, t + 2)) / var_plus
         if rho_even + rho_odd >= 0:
             rho[t + 1] = rho_even
             rho[t + 2] = rho_odd
@@ -149,18 +479,18 @@ def _ess(x: np.ndarray) -> float:
     for k in range(2, last - 1, 2):
         if rho[k] + rho[k + 1] > rho[k - 2] + rho[k - 1]:
             rho[k] = rho[k + 1] = (rho[k - 2] + rho[k - 1]) / 2
-    tau = -1.0 + 2.0 * rho[:last].sum() + rho[last]
+    tau = -1.0 + 2.0 * _head_sum(rho, last) + rho[last]
     tau = max(tau, 1.0 / math.log10(m * n))
     return float(m * n / tau)
 
 
-def ess_bulk(x: np.ndarray) -> float:
+def ess_bulk(x: Any) -> float:
     """Bulk effective sample size (rank-normalised split chains)."""
-    return _ess(z_scale(split_chains(x)))
+    return _ess(_z(_split(_host(x))))
 
 
-def ess_tail(x: np.ndarray) -> float:
+def ess_tail(x: Any) -> float:
     """Tail effective sample size: min over the 5% and 95% quantile indicators."""
     x = np.asarray(x, dtype=np.float64)
     q05, q95 = np.quantile(x, [0.05, 0.95])  # of every draw, before splitting (as Stan)
-    return min(_ess(split_chains(x <= q05)), _ess(split_chains(x <= q95)))
+    return min(_ess(_split(_indicator(x, q05))), _ess(_split(_indicator(x, q95))))
