@@ -7,7 +7,11 @@ import os
 
 import pytest
 
-BACKENDS = ["numpy", "tensorflow", "python"]
+# TENSORBRIDGE_TEST_BACKENDS (comma-separated) narrows the list: the OpenBLAS kernel-family
+# suites run only the backends that call BLAS (the python backend never does)
+BACKENDS = [b for b in ("numpy", "tensorflow", "python")
+            if b in os.environ.get("TENSORBRIDGE_TEST_BACKENDS", "numpy,tensorflow,python")
+            .split(",")]
 
 
 def backend_available(name: str) -> bool:

@@ -75,7 +75,8 @@ def suites() -> list[Suite]:
         table.append(_pytest(f"python-openblas-{core.lower()}",
                              f"float32-sensitive pytest, OPENBLAS_CORETYPE={core}", PY,
                              FLOAT32_PYTESTS,
-                             {"OPENBLAS_CORETYPE": core, "TENSORBRIDGE_REQUIRE_TF": "1"}))
+                             {"OPENBLAS_CORETYPE": core, "TENSORBRIDGE_REQUIRE_TF": "1",
+                              "TENSORBRIDGE_TEST_BACKENDS": "numpy,tensorflow"}))
     table += [
         Suite("r-check", "R CMD build + R CMD check --no-manual", ["bash", "-c",
               "R CMD INSTALL --no-multiarch r-client && cd r-client && "
