@@ -1,6 +1,6 @@
 // The numeric kernels of the convergence diagnostics (runtime/ppl/diagnostics.py) for Pyodide,
 // where there is no NumPy: the autocovariances of the chains by FFT and the inverse normal CDF
-// of the rank-normalisation. diagnostics.py keeps the algorithm (split chains, ranks, Geyer's
+// of the rank-normalisation, and the ranks themselves. diagnostics.py keeps the algorithm (split chains, ranks, Geyer's
 // initial monotone sequence, R-hat); this file only replaces NumPy's FFT and SciPy's ndtri,
 // which cost seconds in pure Python and milliseconds here.
 //
@@ -10,7 +10,8 @@
 /* exported makeStats */
 
 /**
- * The stats object: `autocovariance(x, m, n)` and `ndtri(p)`.
+ * The stats object: `autocovariance(x, m, n)`, `ranks(x)`, `affine(x, shift, scale)` and
+ * `ndtri(p)`.
  * @param {object} TB the prelude (makePrelude()): erf and erfc
  * @returns {object}
  */
@@ -115,6 +116,62 @@ function makeStats(TB) {
     return out;
   }
 
+  // ---- ranks ----
+
+  /** The number of elements of the sorted s[0..len) below v (`strict`) or not above v. */
+  function bisect(s, len, v, strict) {
+    let lo = 0;
+    let hi = len;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (strict ? s[mid] < v : s[mid] <= v) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Fractional ranks 1..n of the elements of x, ties sharing the mean of their positions and
+   * the NaNs ranked last as one tie: what NumPy's stable argsort and `unique` give
+   * diagnostics.py. An element's rank is (left + right + 1) / 2, left and right the numbers of
+   * elements below it and not above it (so left + 1 without ties); -0 and +0 tie.
+   * @param {Float64Array} x
+   * @returns {Float64Array}
+   */
+  function ranks(x) {
+    const n = x.length;
+    const s = Float64Array.from(x).sort();  // numeric, NaNs last
+    let finite = n;
+    while (finite > 0 && s[finite - 1] !== s[finite - 1]) finite--;
+    const nanRank = (finite + n + 1) / 2;
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = x[i];
+      if (v !== v) {
+        out[i] = nanRank;
+        continue;
+      }
+      const left = bisect(s, finite, v, true);
+      const right = left + 1 < finite && s[left + 1] === v ? bisect(s, finite, v, false) : left + 1;
+      out[i] = (left + right + 1) / 2;
+    }
+    return out;
+  }
+
+  /**
+   * (x - shift) / scale, elementwise (the plotting positions of ranks, without a crossing back
+   * into Python between `ranks` and `ndtri`).
+   * @param {Float64Array} x
+   * @param {number} shift
+   * @param {number} scale
+   * @returns {Float64Array}
+   */
+  function affine(x, shift, scale) {
+    const out = new Float64Array(x.length);
+    for (let i = 0; i < x.length; i++) out[i] = (x[i] - shift) / scale;
+    return out;
+  }
+
   // ---- ndtri: the inverse of the standard normal CDF Phi ----
   //
   // By symmetry only q = min(p, 1 - p) <= 1/2 is solved (1 - p is exact for p >= 1/2), and
@@ -215,5 +272,5 @@ function makeStats(TB) {
     return out;
   }
 
-  return { autocovariance, ndtri, ndtri1, fft };
+  return { autocovariance, ranks, affine, ndtri, ndtri1, fft };
 }

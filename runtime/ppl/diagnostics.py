@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 from typing import Any
 
 from ..compiled.js_sampler import js_available, stats_namespace
@@ -291,6 +292,10 @@ else:
         size = len(flat)
         if not size:
             return []
+        denom = size + 0.25
+        js = _stats_js()
+        if js is not None:  # the same ranks and (r - 3/8) / denom in tb_stats.js, one crossing
+            return _from_js(js.ndtri(js.affine(js.ranks(_to_js(flat)), 3.0 / 8.0, denom)))
         if any(map(math.isnan, flat)):
             return _z_nan(flat)
         s = sorted(flat)
@@ -298,7 +303,6 @@ else:
         if len(set(flat)) == size:  # no ties: every rank is left + 1
             return list(map(_scores(size).__getitem__, left))
         right = map(bisect.bisect_right, itertools.repeat(s, size), flat)
-        denom = size + 0.25
         return _ndtri_list([((lo + hi + 1) / 2.0 - 3.0 / 8.0) / denom
                             for lo, hi in zip(left, right)])
 
@@ -343,6 +347,9 @@ else:
         return [list(map(math.fabs, map(med.__rsub__, r))) for r in x]
 
     def _all_finite(x: list[list[float]]) -> bool:
+        # a finite sum means finite terms; an inf/NaN sum (or an overflow) is checked per term
+        if all(math.isfinite(sum(r)) for r in x):
+            return True
         return all(map(math.isfinite, itertools.chain.from_iterable(x)))
 
     def _constant(x: list[list[float]]) -> bool:
@@ -355,7 +362,8 @@ else:
         out = []
         for r in x:
             mu = math.fsum(r) / len(r)
-            out.append(math.fsum([(v - mu) * (v - mu) for v in r]) / (len(r) - 1))
+            d = list(map(mu.__rsub__, r))  # v - mu
+            out.append(math.fsum(map(operator.mul, d, d)) / (len(r) - 1))
         return np.asarray(out, dtype=np.float64)
 
     def _acov_python(centred: list[list[float]], n: int, size: int) -> list[list[float]]:

@@ -101,3 +101,35 @@ def test_ndtri_edges_and_symmetry() -> None:
     q = np.round(q * 2.0**53) / 2.0**53
     both = run_node(_LOAD + "output([S.ndtri(input), S.ndtri(input.map((v) => 1 - v))]);", q)
     assert np.array_equal(both[0], -both[1])
+
+
+def test_ranks_and_normal_scores_match_numpy() -> None:
+    """``ranks`` are exact (small integers and halves): SciPy's average ranks, the NaNs after
+    every number as one tie (NumPy's argsort and unique, as diagnostics' NumPy kernel ranks
+    them); the normal scores ndtri(affine(ranks)) are z_scale's within ndtri's 8 ulps."""
+    from scipy.stats import rankdata
+
+    from tensorbridge.runtime.ppl.diagnostics import z_scale
+
+    rng = np.random.default_rng(4)
+    ties = np.round(rng.normal(size=(4, 250)), 1)
+    signed_zeros = np.array([[0.0, -0.0, 1.0, -0.0], [2.0, 0.0, -1.0, 0.0]])
+    with_nan = rng.normal(size=(2, 40))
+    with_nan[0, 5] = with_nan[1, 9] = with_nan[1, 30] = np.nan
+    cases = [rng.normal(size=(8, 1000)), ties, signed_zeros, with_nan, rng.normal(size=(1, 1))]
+    out = run_node(_LOAD + """
+output(input.map((x) => {
+  const r = S.ranks(x);
+  return [r, S.ndtri(S.affine(r, 3 / 8, x.length + 0.25))];
+}));
+""", cases)
+    for c, (ranks, z) in zip(cases, out):
+        flat = c.ravel()
+        nan = np.isnan(flat)
+        want = np.empty(flat.size)
+        want[~nan] = rankdata(flat[~nan])
+        want[nan] = (2 * (~nan).sum() + nan.sum() + 1) / 2
+        assert np.array_equal(ranks, want), c.shape
+        ref = z_scale(c).ravel()
+        ulps = np.abs(z - ref) / np.spacing(np.abs(ref))
+        assert ulps.max() <= 8, (c.shape, ulps.max())
