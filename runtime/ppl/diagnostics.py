@@ -249,11 +249,6 @@ else:
             return _from_js(js.ndtri(_to_js(p)))
         return [_ndtri1(v) for v in p]
 
-    def _ndtri(p: Any) -> Any:
-        """Inverse of the standard normal CDF of a pure array."""
-        a = np.asarray(p, dtype=np.float64)
-        return np.from_flat(_ndtri_list(list(a._data)), a.shape, np.float64)
-
     def _host(x: Any) -> list[list[float]]:
         """(chains, draws) in the kernels' form: one list of floats per chain."""
         a = np.asarray(x, dtype=np.float64)

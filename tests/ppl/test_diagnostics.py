@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from scipy.special import ndtri as ndtri_ref
 
+from tensorbridge.runtime.ppl import diagnostics as d
 from tensorbridge.runtime.ppl import ess_bulk, ess_tail, rhat
+from tensorbridge.runtime.testing import assert_close
 
 
 def _ar1(phi: float, chains: int = 4, n: int = 4000, seed: int = 0) -> np.ndarray:
@@ -58,8 +66,8 @@ import json, sys
 from tensorbridge.runtime import host_namespace, pure_arrays as pa
 from tensorbridge.runtime.ppl import diagnostics as d
 assert host_namespace.NAME == "pure" and d._kernel_name() == "python"
-cases = json.loads(sys.stdin.read())
-out = []
+cases, grid = json.loads(sys.stdin.read())
+out = [[d._ndtri1(p) for p in grid]]
 for c in cases:
     x = pa.asarray(c)
     acov = d._autocovariance(d._host(x)) if x.shape[1] >= 1 else []
@@ -87,21 +95,21 @@ def _diag_cases() -> list[np.ndarray]:
 
 
 def test_pure_python_kernels_match_numpy() -> None:
-    import json
-    import os
-    import subprocess
-    import sys
-
-    from tensorbridge.runtime.ppl import diagnostics as d
-    from tensorbridge.runtime.testing import assert_close
-
     cases = _diag_cases()
+    g = np.random.default_rng(6)
+    grid = np.concatenate([g.random(20_000), 10.0 ** -g.uniform(0, 323, 5_000),
+                           1.0 - 10.0 ** -g.uniform(0, 16, 5_000), [5e-324, 1e-300, 0.25]])
+    grid = grid[(grid > 0) & (grid < 1)]
     env = dict(os.environ, TENSORBRIDGE_PPL_ARRAYS="pure")
     proc = subprocess.run([sys.executable, "-c", _PURE], env=env, capture_output=True,
                           text=True, timeout=600,
-                          input=json.dumps([c.tolist() for c in cases]))
+                          input=json.dumps([[c.tolist() for c in cases], grid.tolist()]))
     assert proc.returncode == 0, proc.stderr
-    results = json.loads(proc.stdout)
+    ndtri, *results = json.loads(proc.stdout)
+    # the Python inverse normal CDF: within 8 ulps of SciPy's over (0, 1), tails included
+    ref = ndtri_ref(grid)
+    ulps = np.abs(np.array(ndtri) - ref) / np.spacing(np.abs(ref))
+    assert ulps.max() <= 8, (ulps.max(), grid[np.argmax(ulps)])
     for i, (c, got) in enumerate(zip(cases, results)):
         assert got["type"].endswith("pure_arrays")
         assert np.array_equal(np.array(got["split"], dtype=float), d.split_chains(c),
