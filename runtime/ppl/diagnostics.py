@@ -24,6 +24,7 @@ import bisect
 import itertools
 import math
 import operator
+from array import array
 from typing import Any
 
 from ..compiled.js_sampler import js_available, stats_namespace
@@ -160,9 +161,7 @@ else:
         return "js" if _stats_js() is not None else "python"
 
     def _to_js(values: list[float]) -> Any:
-        from array import array
-
-        import js
+        import js  # Pyodide's bridge: only where _stats_js() found JavaScript
 
         out = js.Float64Array.new(len(values))
         if values:
