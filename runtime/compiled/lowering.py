@@ -15,8 +15,8 @@ each thread passes its own ctx.
 
 What is lowered, with the NumPy kernels' semantics (``backends/numpy_backend.py``): float64
 elementwise arithmetic and math (NaN-propagating maximum/minimum/clip, NumPy's floor division
-and remainder, ``logaddexp``-based softplus, SciPy's expit, lgamma, digamma as SciPy computes
-it, erf, erfc, log1p, expm1...), comparisons, logical ops, where, casts, broadcasting, the
+and remainder, ``logaddexp``-based softplus, SciPy's expit, lgamma, digamma (our own fits, within 2
+ulp), erf, erfc, log1p, expm1...), comparisons, logical ops, where, casts, broadcasting, the
 reductions sum/prod/max/min/logsumexp over any axes, cumsum (either way), reshape, transpose,
 broadcast_to, concat, gather/scatter-add of flat positions (basic slices as offsets into the
 same memory, other indexes as int64 position arrays in ctx), batched matmul (C loops, no BLAS:
