@@ -424,7 +424,7 @@ _JS_NAMES = (
     "  const tb_max = TB.max, tb_min = TB.min, tb_clip = TB.clip, tb_sign = TB.sign;",
     "  const tb_logaddexp = TB.logaddexp, tb_expit = TB.expit, tb_expit_np = TB.expitNp;",
     "  const tb_floordiv = TB.floordiv, tb_mod = TB.mod;",
-    "  const tb_lgamma = TB.lgamma, tb_digamma = TB.digamma;",
+    "  const tb_lgamma = TB.lgamma, tb_digamma = TB.digamma, tb_trigamma = TB.trigamma;",
     "  const tb_cholesky = TB.cholesky, tb_trisolve = TB.trisolve;",
 )
 _C = _CDialect()
@@ -1136,10 +1136,10 @@ def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
     if name == "sigmoid":
         return _sigmoid_template(vector).format(*vals)
     if name == "polygamma":
-        if params.get("n") != 0:
+        if params.get("n") not in (0, 1):
             raise LoweringError(f"polygamma: order n={params.get('n')!r} is not lowered (only "
-                                f"n=0, digamma)")
-        return f"tb_digamma({vals[0]})"
+                                f"n=0, digamma, and n=1, trigamma)")
+        return f"tb_{'di' if params['n'] == 0 else 'tri'}gamma({vals[0]})"
     if name == "clip":
         lo = -float("inf") if params.get("lo") is None else params["lo"]
         hi = float("inf") if params.get("hi") is None else params["hi"]

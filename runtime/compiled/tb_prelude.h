@@ -164,6 +164,34 @@ static inline double tb_digamma(double x) {
         return y + (log(x) - 0.5 / x - s);
     }
 }
+/* trigamma, psi1(x) = sum_{k>=0} 1 / (x + k)^2 (polygamma of order 1, digamma's derivative):
+   for x > 0 the recurrence psi1(x) = 1/x^2 + psi1(x + 1) up to x >= 10, then the asymptotic
+   series 1/x + 1/(2x^2) + sum_k B_2k / x^(2k+1) (Bernoulli numbers B_2..B_14; the first term
+   left out is below 1e-17 of the sum there); for x < 0 the reflection
+   psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x), sin of x minus its nearest integer (exact).
+   Every term is positive (no cancellation). SciPy's values at the poles (x a non-positive
+   integer, or -inf): +inf; psi1(+inf) = 0. */
+static inline double tb_trigamma_pos(double x) {
+    double y = 0.0;
+    while (x < 10.0) {
+        y += 1.0 / (x * x);
+        x += 1.0;
+    }
+    double z = 1.0 / x, z2 = z * z;
+    double s = z2 * z * (1.0 / 6.0 - z2 * (1.0 / 30.0 - z2 * (1.0 / 42.0 - z2 * (1.0 / 30.0
+               - z2 * (5.0 / 66.0 - z2 * (691.0 / 2730.0 - z2 * (7.0 / 6.0)))))));
+    return y + (z + 0.5 * z2 + s);
+}
+static inline double tb_trigamma(double x) {
+    if (isnan(x)) return x;
+    if (x == INFINITY) return 0.0;
+    if (x <= 0.0 && x == floor(x)) return INFINITY;
+    if (x < 0.0) {
+        double sn = sin(3.141592653589793 * (x - nearbyint(x)));  /* |pi r| <= pi/2 */
+        return 9.869604401089358 / (sn * sn) - tb_trigamma_pos(1.0 - x);
+    }
+    return tb_trigamma_pos(x);
+}
 /* npy_divmod's floor division */
 static inline double tb_floordiv(double a, double b) {
     double mod = fmod(a, b), div, fd;

@@ -521,6 +521,31 @@ function makePrelude() {
     return y + (Math.log(x) - 0.5 / x - s);
   }
 
+  // ---- trigamma: tb_trigamma (tb_prelude.h), operation for operation ----
+  function trigammaPos(x) {
+    let y = 0.0;
+    while (x < 10.0) {
+      y += 1.0 / (x * x);
+      x += 1.0;
+    }
+    const z = 1.0 / x, z2 = z * z;
+    const s = z2 * z * (1.0 / 6.0 - z2 * (1.0 / 30.0 - z2 * (1.0 / 42.0 - z2 * (1.0 / 30.0
+      - z2 * (5.0 / 66.0 - z2 * (691.0 / 2730.0 - z2 * (7.0 / 6.0)))))));
+    return y + (z + 0.5 * z2 + s);
+  }
+
+  /** psi1(x), polygamma of order 1 (see tb_trigamma in tb_prelude.h). */
+  function trigamma(x) {
+    if (x !== x) return x;
+    if (x === Infinity) return 0.0;
+    if (x <= 0.0 && x === Math.floor(x)) return Infinity;
+    if (x < 0.0) {
+      const sn = Math.sin(3.141592653589793 * (x - Math.round(x)));  // |pi r| <= pi/2
+      return 9.869604401089358 / (sn * sn) - trigammaPos(1.0 - x);
+    }
+    return trigammaPos(x);
+  }
+
   // ---- erf, erfc ----
   //
   // |x| <= 1: erf(x) = x + x P(x^2), P(u) = erf(sqrt u) / sqrt u - 1 (|P| < 0.16: x + x P is
@@ -649,7 +674,7 @@ function makePrelude() {
 
   return {
     max, min, clip, sign, logaddexp, expit, expitNp, floordiv, mod, nearbyint,
-    lgamma, digamma, erf, erfc, log1p, expm1, pow, cholesky, trisolve,
+    lgamma, digamma, trigamma, erf, erfc, log1p, expm1, pow, cholesky, trisolve,
     highWord, clearLow, signBit,
   };
 }

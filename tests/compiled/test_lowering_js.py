@@ -288,7 +288,7 @@ def test_the_source_depends_on_shapes_not_data() -> None:
 
 def test_a_kernel_without_a_lowering_is_named() -> None:
     x = tb.variable(lower=1.0)
-    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.digamma(x), 1.0))
+    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.polygamma(1, x), 1.0))
     m = tb.model(x=x)
     with pytest.raises(LoweringError, match="polygamma"):
         lower_js(_recording(m))
@@ -384,3 +384,17 @@ def test_a_dirichlet_multinomial_model_reduces_integer_flags() -> None:
     states = [np.array([0.3, -0.2]), np.array([-1.0, 2.0])]
     for got, want in zip(run_js(lj, states)[0], run_c(rec, states)[0]):
         assert_close(got, want, "float64", n=64, op="lgamma")
+
+
+def test_digamma_in_a_model_lowers_with_trigamma_in_its_gradient() -> None:
+    """digamma's derivative is trigamma (polygamma of order 1): lowered in C and JavaScript
+    (tb_trigamma), so a model using digamma samples compiled."""
+    x = tb.variable(lower=1.0)
+    tb.distribution(tb.as_data(np.array([0.3, 0.5])), tb.normal(tb.digamma(x), 1.0))
+    model = tb.model(x=x)
+    lj = _check_model(model)
+    assert "tb_trigamma(" in lj.source.split("return function density")[1]
+    rec = _recording(model)
+    states = [np.array([0.4]), np.array([-0.3])]
+    for got, want in zip(run_js(lj, states)[1], run_c(rec, states)[1]):
+        assert_close(got, want, "float64", n=16, op="digamma")

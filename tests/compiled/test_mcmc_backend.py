@@ -26,9 +26,9 @@ def _normal_normal():
 
 
 def _with_digamma():
-    # digamma's gradient needs polygamma(1), which has no C lowering yet
+    # trigamma's gradient needs polygamma(2), which has no C lowering yet
     x = tb.variable(lower=1.0)
-    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.digamma(x), 1.0))
+    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.polygamma(1, x), 1.0))
     return tb.model(x=x)
 
 
