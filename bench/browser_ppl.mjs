@@ -77,7 +77,7 @@ async function runOnce(tb, opts, modelUrl) {
   const tau = rows.find((r) => r.variable === "tau");
   return { mcmc_ms: t1 - t0, summary_js_ms: t2 - t1, call_ms: t2 - t0,
     n_draws: draws.nDraws, chains: draws.chains, divergences: draws.divergences,
-    mu_mean: mu.mean, tau_mean: tau.mean, rhat_max: Math.max(...rows.map((r) => r.rhat)),
+    mu_first: Array.from(draws.variables.mu.slice(0, 3)), mu_mean: mu.mean, tau_mean: tau.mean, rhat_max: Math.max(...rows.map((r) => r.rhat)),
     ess_bulk_min: Math.min(...rows.map((r) => r.essBulk)) };
 }
 
