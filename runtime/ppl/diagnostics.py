@@ -30,23 +30,17 @@ from typing import Any
 from ..compiled.js_sampler import js_available, stats_namespace
 from ..host_namespace import NAME, np
 from ..pure_arrays import _fft_pow2
+from .distributions.special import ACKLAM_A, ACKLAM_B, ACKLAM_C, ACKLAM_D, ACKLAM_P_LOW
 
 __all__ = ["ess_bulk", "ess_tail", "rhat", "split_chains", "z_scale"]
 
 
 def _ndtri_fallback(p: np.ndarray) -> np.ndarray:
     """Acklam's rational approximation + a Halley step, on NumPy arrays without SciPy."""
-    a = [-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
-         1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00]
-    b = [-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
-         6.680131188771972e01, -1.328068155288572e01]
-    c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
-         -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00]
-    d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
-         3.754408661907416e00]
+    a, b, c, d = ACKLAM_A, ACKLAM_B, ACKLAM_C, ACKLAM_D
     p = np.asarray(p, dtype=np.float64)
     q = np.where(p < 0.5, p, 1 - p)
-    low = q < 0.02425
+    low = q < ACKLAM_P_LOW
     r = np.sqrt(-2 * np.log(np.where(low, q, 0.5)))
     tail = (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) / (
         (((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1)
@@ -174,27 +168,19 @@ else:
     # inverse normal CDF: Acklam's start (rel. error < 1.2e-9), one Halley step on Phi(x) = q,
     # q = min(p, 1 - p) (exact), Phi - 1/2 through erf for q >= 1/4 and Phi through erfc below,
     # so that neither side cancels; the same scheme as tb_stats.js (see there), on math.erf(c)
-    _A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
-          1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00)
-    _B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
-          6.680131188771972e01, -1.328068155288572e01)
-    _C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
-          -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00)
-    _D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
-          3.754408661907416e00)
     _SQRT2 = math.sqrt(2.0)
     _SQRT2PI = math.sqrt(2.0 * math.pi)
     _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
     def _ndtri_start(q: float) -> float:
-        if q < 0.02425:
-            a, b, c, d, e, f = _C
-            g, h, i, j = _D
+        if q < ACKLAM_P_LOW:
+            a, b, c, d, e, f = ACKLAM_C
+            g, h, i, j = ACKLAM_D
             r = math.sqrt(-2.0 * math.log(q))
             return (((((a * r + b) * r + c) * r + d) * r + e) * r + f) / (
                 (((g * r + h) * r + i) * r + j) * r + 1)
-        a, b, c, d, e, f = _A
-        g, h, i, j, k = _B
+        a, b, c, d, e, f = ACKLAM_A
+        g, h, i, j, k = ACKLAM_B
         s = q - 0.5
         t = s * s
         return (((((a * t + b) * t + c) * t + d) * t + e) * t + f) * s / (

@@ -126,16 +126,17 @@ def log_ndtr(x: Any) -> Any:
     return _w(hi, upper, _w(lo, lower, middle))
 
 
-# Acklam's rational approximation (relative error < 1.2e-9), refined by one Halley step.
-_A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
+# Acklam's rational approximation (relative error < 1.2e-9), refined by one Halley step; the
+# diagnostics' inverse normal CDF starts from the same table.
+ACKLAM_A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02,
       1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00)
-_B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
+ACKLAM_B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02,
       6.680131188771972e01, -1.328068155288572e01)
-_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
+ACKLAM_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00,
       -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00)
-_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
+ACKLAM_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00,
       3.754408661907416e00)
-_P_LOW = 0.02425
+ACKLAM_P_LOW = 0.02425
 
 
 def _horner(coefs: tuple[float, ...], x: Any) -> Any:
@@ -147,13 +148,13 @@ def _horner(coefs: tuple[float, ...], x: Any) -> Any:
 
 def _ndtri_lower(p: Any) -> Any:
     """Phi^{-1}(p) for 0 < p <= 0.5 (initial approximation)."""
-    tail = p < _P_LOW
-    pt = _w(tail, p, _P_LOW)
+    tail = p < ACKLAM_P_LOW
+    pt = _w(tail, p, ACKLAM_P_LOW)
     q = ops.sqrt(-2.0 * ops.log(pt))
-    x_tail = _horner(_C, q) / (_horner(_D, q) * q + 1.0)
-    pc = _w(tail, 0.5 - _P_LOW, p) - 0.5
+    x_tail = _horner(ACKLAM_C, q) / (_horner(ACKLAM_D, q) * q + 1.0)
+    pc = _w(tail, 0.5 - ACKLAM_P_LOW, p) - 0.5
     r = pc * pc
-    x_central = _horner(_A, r) * pc / (_horner(_B, r) * r + 1.0)
+    x_central = _horner(ACKLAM_A, r) * pc / (_horner(ACKLAM_B, r) * r + 1.0)
     return _w(tail, x_tail, x_central)
 
 
