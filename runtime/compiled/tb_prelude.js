@@ -461,26 +461,6 @@ function makePrelude() {
   const DIG_EULER = 0.5772156649015329;  // Euler's gamma
   // END generated
 
-  /** A fit laid out [c0 lo, c0 hi, c1, ..., cn] at t: tb_digamma_poly (the steps of poly). */
-  function digammaPoly(c, t) {
-    const n = c.length - 1, t2 = t * t;
-    let e, o, k;
-    if (n & 1) {
-      o = c[n];
-      e = c[n - 1];
-      k = n - 2;
-    } else {
-      o = 0.0;
-      e = c[n];
-      k = n - 1;
-    }
-    for (; k >= 3; k -= 2) {
-      o = o * t2 + c[k];
-      e = e * t2 + c[k - 1];
-    }
-    return c[1] + ((e + t * o) * t + c[0]);
-  }
-
   /** psi(x): tb_digamma (tb_prelude.h), operation for operation. */
   function digamma(x) {
     let y = 0.0;
@@ -501,15 +481,15 @@ function makePrelude() {
     }
     if (x < 1.0) {  // psi(1 + x) - 1/x
       y -= 1.0 / x;
-      return y + ((x + DIG_1_M_X0_HI) - DIG_X0_LO) * digammaPoly(DIG_R, x - 0.5);
+      return y + ((x + DIG_1_M_X0_HI) - DIG_X0_LO) * poly(DIG_R, x - 0.5);
     }
-    if (x < 2.0) return y + ((x - DIG_X0_HI) - DIG_X0_LO) * digammaPoly(DIG_R, x - 1.5);
+    if (x < 2.0) return y + ((x - DIG_X0_HI) - DIG_X0_LO) * poly(DIG_R, x - 1.5);
     if (x < 10.0) {
       while (x > 3.0) {
         x -= 1.0;
         y += 1.0 / x;
       }
-      return y + digammaPoly(DIG_P, x - 2.5);
+      return y + poly(DIG_P, x - 2.5);
     }
     let s = 0.0;
     if (x < 1.0e17) {
