@@ -1,11 +1,13 @@
-"""The host array module: NumPy where it can be imported, else :mod:`.pure_arrays`.
+"""The host array namespace ``xp``: NumPy where it can be imported, else the python backend's
+arrays (:mod:`.backends.python_arrays`).
 
 The samplers, the diagnostics and the graph's draw-wise ``calculate``/``simulate`` keep their
 host-side bookkeeping in it, so it sits below both ``graph`` and ``ppl`` (it needs only
 tensors, backends and ``ops.creation``).
 
-``np`` is NumPy when it can be imported (the fast path: it *is* ``numpy``), else
-:mod:`.pure_arrays` (Pyodide, whose core has no NumPy). The environment variable
+``xp`` (the array-API convention's name: code written once against a namespace, never ``np``,
+which means NumPy only) is NumPy when it can be imported (the fast path: it *is* ``numpy``),
+else :mod:`.backends.python_arrays` (Pyodide, whose core has no NumPy). The environment variable
 ``TENSORBRIDGE_PPL_ARRAYS`` (``auto``, ``numpy`` or ``pure``), read once at import, forces a
 choice, so tests can run the pure path where NumPy is installed. ``to_host``/``to_tensor`` move
 values between runtime tensors and arrays of that module.
@@ -16,13 +18,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import pure_arrays
-from .backends import get_backend
+from .backends import get_backend, python_arrays
 from .dtypes import as_dtype
 from .ops.creation import _host_array, tensor
 from .tensor import Tensor
 
-__all__ = ["ENV_VAR", "NAME", "np", "to_host", "to_tensor"]
+__all__ = ["ENV_VAR", "NAME", "xp", "to_host", "to_tensor"]
 
 ENV_VAR = "TENSORBRIDGE_PPL_ARRAYS"
 
@@ -31,27 +32,27 @@ def _choose(preference: str) -> Any:
     if preference not in ("auto", "numpy", "pure"):
         raise ValueError(f"{ENV_VAR}: expected 'auto', 'numpy' or 'pure', got {preference!r}")
     if preference == "pure":
-        return pure_arrays
+        return python_arrays
     try:
         import numpy
     except ImportError:
         if preference == "numpy":
             raise
-        return pure_arrays
+        return python_arrays
     return numpy
 
 
-np: Any = _choose(os.environ.get(ENV_VAR, "auto").strip().lower() or "auto")
-NAME = "pure" if np is pure_arrays else "numpy"
+xp: Any = _choose(os.environ.get(ENV_VAR, "auto").strip().lower() or "auto")
+NAME = "pure" if xp is python_arrays else "numpy"
 
 if NAME == "numpy":
 
     def to_host(t: Any, dtype: Any = None) -> Any:
-        """A tensor's values as an array of ``np`` (``dtype``: default the tensor's)."""
-        return np.asarray(t.numpy() if isinstance(t, Tensor) else t, dtype=dtype)
+        """A tensor's values as an array of ``xp`` (``dtype``: default the tensor's)."""
+        return xp.asarray(t.numpy() if isinstance(t, Tensor) else t, dtype=dtype)
 
     def to_tensor(a: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-        """An array of ``np`` (or anything ``tensor()`` takes) as a runtime tensor."""
+        """An array of ``xp`` (or anything ``tensor()`` takes) as a runtime tensor."""
         return tensor(a, dtype=dtype, backend=backend)
 
 else:
@@ -59,7 +60,7 @@ else:
     def to_host(t: Any, dtype: Any = None) -> Any:
         """A tensor's values as a pure array: read through ``tolist()`` (no NumPy needed)."""
         if not isinstance(t, Tensor):
-            return pure_arrays.asarray(t, dtype)
+            return python_arrays.asarray(t, dtype)
         values = t.tolist()
         shape = tuple(t.shape)
         if len(shape) == 0:
@@ -68,16 +69,16 @@ else:
             for _ in range(len(shape) - 1):
                 values = [v for row in values for v in row]
         kind = t.dtype.kind
-        src = pure_arrays.float64 if kind == "f" else (
-            pure_arrays.bool_ if kind == "b" else pure_arrays.int64)
+        src = python_arrays.float64 if kind == "f" else (
+            python_arrays.bool_ if kind == "b" else python_arrays.int64)
         if kind == "f" and values and values[0].__class__ is not float:
             values = [float(v) for v in values]
-        a = pure_arrays.from_flat(values, shape, src)
+        a = python_arrays.from_flat(values, shape, src)
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def to_tensor(a: Any, dtype: Any = None, backend: Any = None) -> Tensor:
         """A pure array (or anything ``tensor()`` takes) as a runtime tensor."""
-        if not isinstance(a, pure_arrays.ndarray):
+        if not isinstance(a, python_arrays.ndarray):
             return tensor(a, dtype=dtype, backend=backend)
         dt = as_dtype(dtype) if dtype is not None else as_dtype(a.dtype.name)
         values = list(a._data)  # backends may keep host lists; the array stays mutable

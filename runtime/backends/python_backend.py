@@ -1,12 +1,13 @@
 """The ``python`` backend: float64-exact kernels in pure Python, for the browser (Pyodide without
 NumPy) and anywhere NumPy cannot be imported.
 
-A raw buffer is a :class:`PyArray`: a :class:`~tensorbridge.runtime.pure_arrays.ndarray` (flat
-row-major list of Python scalars, shape, pure dtype) that also carries its runtime dtype
-(``tb_dtype``), since ``pure_arrays`` only knows bool/int64/float64. Buffers are never written
-after they are made, so reshape shares the list. Only the standard library is used (``math``,
-``operator``, ``functools``, ``array``); NumPy is imported only by ``to_numpy`` and to read the
-positions of NumPy index plans, where NumPy exists.
+A raw buffer is a :class:`PyArray`: a
+:class:`~tensorbridge.runtime.backends.python_arrays.ndarray` (flat row-major list of Python
+scalars, shape, pure dtype) that also carries its runtime dtype (``tb_dtype``), since
+``python_arrays`` only knows bool/int64/float64. Buffers are never written after they are made,
+so reshape shares the list. Only the standard library is used (``math``, ``operator``,
+``functools``, ``array``); NumPy is imported only by ``to_numpy`` and to read the positions of
+NumPy index plans, where NumPy exists.
 
 Semantics are NumPy's (the ``numpy`` backend defines them), with the same result dtypes:
 
@@ -59,11 +60,11 @@ from itertools import accumulate, repeat
 from typing import Any
 
 from .. import dtypes as D
-from .. import pure_arrays as pa
 from ..dtypes import DType
 from ..host_arrays import HostList, dtype_from_numpy, flatten_nested
 from ..kernels import register_kernel
 from ..tensor import Tensor
+from . import python_arrays as pa
 from .base import Backend, make_tensor
 
 __all__ = ["LinAlgError", "PyArray", "PythonBackend"]

@@ -232,7 +232,7 @@ def _flat_values(raw: Any) -> list[Any]:
         return [raw]
     if isinstance(raw, list):
         return raw
-    data = getattr(raw, "_data", None)  # pure_arrays.ndarray: already flat, row-major
+    data = getattr(raw, "_data", None)  # python_arrays.ndarray: already flat, row-major
     if isinstance(data, list):
         return data
     return raw.ravel().tolist()

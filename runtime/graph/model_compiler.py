@@ -20,7 +20,7 @@ from .. import ops
 from ..autodiff.api import value_and_grad
 from ..autodiff.batching import vmap
 from ..compile import function
-from ..host_namespace import NAME, np, to_host, to_tensor
+from ..host_namespace import NAME, to_host, to_tensor, xp
 from ..ops.creation import tensor
 from ..ops.shape import broadcast_shapes
 from ..pytree import tree_flatten, tree_unflatten
@@ -316,7 +316,7 @@ class Model:
 
         def slow(q: Any) -> tuple[Any, Any]:
             lp, g = self.log_density_and_grad(q)
-            return to_host(lp, np.float64), to_host(g, np.float64)
+            return to_host(lp, xp.float64), to_host(g, xp.float64)
 
         def target(q: Any) -> tuple[Any, Any]:
             nonlocal program, traced
@@ -368,8 +368,8 @@ class Model:
         pieces = []
         for v, name, off in zip(self.variables, self.variable_names(), self.offsets):
             if v not in by_node:
-                pieces.append(np.zeros(v.size) if fill is None
-                              else np.asarray(fill[off:off + v.size], dtype=np.float64))
+                pieces.append(xp.zeros(v.size) if fill is None
+                              else xp.asarray(fill[off:off + v.size], dtype=xp.float64))
                 continue
             x = tensor(by_node[v], dtype=v.dtype, backend=self.backend)
             if tuple(x.shape) != v.shape:
@@ -386,8 +386,8 @@ class Model:
                     f"initial_values: variable '{name}' has values {x.tolist()} outside its "
                     f"support {v.constraint}"
                 )
-            pieces.append(to_host(v.bijector.inverse(x), np.float64).ravel())
-        return np.concatenate(pieces) if pieces else np.zeros(0)
+            pieces.append(to_host(v.bijector.inverse(x), xp.float64).ravel())
+        return xp.concatenate(pieces) if pieces else xp.zeros(0)
 
     def describe_infinite_density(self, free: Any) -> str:
         """Which distribution terms are not finite at ``free``, named by target and variables."""
@@ -544,7 +544,7 @@ def _calculate_over_draws(targets: Any, draws: Any) -> Any:
         by_name[v] = draws.values[name]
     chains, n_draws = draws.chains, draws.n_draws
     order = sorted(by_name, key=lambda n: n.id)
-    stacked = [to_tensor(np.asarray(by_name[v]).reshape(chains * n_draws, *v.shape),
+    stacked = [to_tensor(xp.asarray(by_name[v]).reshape(chains * n_draws, *v.shape),
                          dtype=v.dtype, backend=v.reference.backend) for v in order]
 
     def one(*vals: Any) -> Any:
@@ -555,7 +555,7 @@ def _calculate_over_draws(targets: Any, draws: Any) -> Any:
         arrays = [to_host(o).reshape(chains, n_draws, *n.shape)
                   for o, n in zip(vmap(one)(*stacked), nodes)]
     else:  # no variable involved: the same value at every draw
-        arrays = [np.zeros((chains, n_draws, *n.shape)) + to_host(calculate(_lazy(n)))
+        arrays = [xp.zeros((chains, n_draws, *n.shape)) + to_host(calculate(_lazy(n)))
                   for n in nodes]
     return tree_unflatten(td, arrays)
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autodiff.batching import vmap
-from ..host_namespace import np, to_host, to_tensor
+from ..host_namespace import to_host, to_tensor, xp
 from ..ops.creation import tensor
 from ..ops.elementwise import cast
 from ..ops.shape import broadcast_to, reshape
@@ -133,8 +133,8 @@ def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
         if name not in draws.values:
             raise ValueError(f"values: the draws have no values for variable {n.label()}; they "
                              f"hold {', '.join(draws.values)}")
-        flat = np.asarray(draws.values[name]).reshape(total, *n.shape)
-        out[n] = to_tensor(flat[np.asarray(idx)], dtype=n.dtype, backend=n.reference.backend)
+        flat = xp.asarray(draws.values[name]).reshape(total, *n.shape)
+        out[n] = to_tensor(flat[xp.asarray(idx)], dtype=n.dtype, backend=n.reference.backend)
     return len(idx), out
 
 

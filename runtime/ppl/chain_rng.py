@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..host_namespace import np as _default_np
+from ..host_namespace import xp as _default_xp
 from ..random import _philox_js, _philox_numpy, _philox_python, _uniform53, philox4x32
 
 try:
@@ -90,7 +90,7 @@ def _box_muller(u: Sequence[float], m: int) -> list[float]:
 class ChainStreams:
     """A ``numpy.random.Generator``-like object drawing each chain's numbers from its stream.
 
-    ``np`` is the array module the sampler runs on (NumPy, or the pure-Python arrays of
+    ``xp`` is the array module the sampler runs on (NumPy, or the pure-Python arrays of
     Pyodide); the numbers are the same either way. Uniforms are made per chain in chunks and
     handed out by a position shared by the batch (NUTS asks for a few numbers per chain at
     every tree depth).
@@ -98,13 +98,13 @@ class ChainStreams:
 
     _CHUNK = 32  # Philox blocks per refill: 64 doubles per chain
 
-    def __init__(self, seed: int, chain_ids: Sequence[int], np: Any = None) -> None:
-        np = _default_np if np is None else np
-        self.np = np
+    def __init__(self, seed: int, chain_ids: Sequence[int], xp: Any = None) -> None:
+        xp = _default_xp if xp is None else xp
+        self.xp = xp
         self.chain_ids = [int(c) for c in chain_ids]
         self.b = len(self.chain_ids)
         self.keys = [chain_key(seed, c) for c in self.chain_ids]
-        self._native = numpy is not None and np is numpy
+        self._native = numpy is not None and xp is numpy
         if self._native:
             self._key_array = numpy.array(self.keys, dtype=numpy.uint64).reshape(self.b, 2)
         self.restart(0, PURPOSE_INIT)
@@ -151,7 +151,7 @@ class ChainStreams:
     def _array(self, rows: Any, shape: tuple[int, ...]) -> Any:
         if self._native:
             return numpy.asarray(rows, dtype=numpy.float64).reshape(shape)
-        return self.np.from_flat([v for row in rows for v in row], shape)
+        return self.xp.from_flat([v for row in rows for v in row], shape)
 
     def standard_normal(self, size: Any) -> Any:
         rest = self._rest(size, 0)
@@ -182,10 +182,10 @@ class ChainStreams:
 
 
 def chain_rng(seed: int | None, chains: int, chain_ids: Sequence[int] | None = None,
-              np: Any = None) -> ChainStreams:
+              xp: Any = None) -> ChainStreams:
     """Per-chain streams for ``chains`` chains (``chain_ids``: their indices in the run)."""
     ids = list(range(chains)) if chain_ids is None else list(chain_ids)
-    return ChainStreams(fresh_seed() if seed is None else seed, ids, np)
+    return ChainStreams(fresh_seed() if seed is None else seed, ids, xp)
 
 
 def restart(rng: Any, iteration: int, purpose: int = PURPOSE_TRANSITION) -> None:

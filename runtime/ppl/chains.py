@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import SamplingInterrupted
 from ..graph.model_compiler import calculate
 from ..graph.nodes import _lazy
-from ..host_namespace import NAME, np, to_host, to_tensor
+from ..host_namespace import NAME, to_host, to_tensor, xp
 from ..interrupts import safe_point
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
 from .adaptation import regularised_variance as _reg_var
@@ -119,7 +119,7 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
         if not isinstance(v, int) or v < lo:
             raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
     # chain_ids: these chains' indices among all of the run's (worker processes run a share)
-    rng = chain_rng(seed, chains, chain_ids, np)
+    rng = chain_rng(seed, chains, chain_ids, xp)
     n = model.n_free
 
     if NAME == "numpy":
@@ -129,13 +129,13 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
         def target(q: Any) -> tuple[Any, Any]:
             lp, g = model.log_density_and_grad(to_tensor(q, dtype=model.dtype,
                                                          backend=model.backend))
-            return to_host(lp, np.float64), to_host(g, np.float64)
+            return to_host(lp, xp.float64), to_host(g, xp.float64)
 
     q0 = _initial_free(model, chains, initial_values, rng, target)
     logp, grad = target(q0)
-    z = PhasePoint(q0, np.zeros_like(q0), logp, grad)
-    inv_metric = np.ones((chains, n))
-    step = np.full(chains, cfg.step_size or 1.0)
+    z = PhasePoint(q0, xp.zeros_like(q0), logp, grad)
+    inv_metric = xp.ones((chains, n))
+    step = xp.full(chains, cfg.step_size or 1.0)
     adapt_step = cfg.step_size is None
     if adapt_step:
         restart(rng, 0, PURPOSE_STEP_SEARCH)
@@ -144,7 +144,7 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
     schedule = WindowSchedule(warmup)
     welford = Welford((chains, n))
 
-    def transition(z: PhasePoint, eps: np.ndarray) -> tuple[PhasePoint, Any]:
+    def transition(z: PhasePoint, eps: xp.ndarray) -> tuple[PhasePoint, Any]:
         if cfg.kind == "nuts":
             return nuts_transition(z, eps, inv_metric, target, rng, cfg.max_depth)
         return hmc_transition(z, eps, inv_metric, target, rng, cfg.n_leapfrog)
@@ -152,8 +152,8 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
     total = warmup + n_samples * thin
     bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
                     callback_every)
-    kept_q: list[np.ndarray] = []
-    kept_stats: dict[str, list[np.ndarray]] = {k: [] for k in STATS}
+    kept_q: list[xp.ndarray] = []
+    kept_stats: dict[str, list[xp.ndarray]] = {k: [] for k in STATS}
     warmup_divergences = 0
     sampled_divergences = 0
     interrupted = False
@@ -193,8 +193,8 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
     if interrupted:
         warnings.warn(f"mcmc: interrupted at iteration {i + 1} of {total}; returning the "
                       f"{len(kept_q)} draws taken so far", SamplingInterrupted, stacklevel=3)
-    free = (np.stack(kept_q, axis=1) if kept_q else np.zeros((chains, 0, n)))
-    stats = {k: (np.stack(v, axis=1) if v else np.zeros((chains, 0))) for k, v in
+    free = (xp.stack(kept_q, axis=1) if kept_q else xp.zeros((chains, 0, n)))
+    stats = {k: (xp.stack(v, axis=1) if v else xp.zeros((chains, 0))) for k, v in
              kept_stats.items()}
     values = _constrained_draws(model, free)
     draws = Draws(values, free, stats,
@@ -216,13 +216,13 @@ def _trace_derived(model: Any, draws: Draws) -> None:
             draws.values[n.name] = a
 
 
-def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
+def _constrained_draws(model: Any, free: xp.ndarray) -> dict[str, xp.ndarray]:
     chains, draws, n = free.shape
     names = model.variable_names()
     if draws == 0:
-        return {nm: np.zeros((chains, 0, *v.shape)) for nm, v in zip(names, model.variables)}
+        return {nm: xp.zeros((chains, 0, *v.shape)) for nm, v in zip(names, model.variables)}
     flat = free.reshape(chains * draws, n)
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, xp.ndarray] = {}
     for nm, v, off in zip(names, model.variables, model.offsets):
         piece = flat[:, off:off + v.size]
         val = v.bijector.forward(to_tensor(piece, dtype=v.dtype, backend=model.backend))
@@ -230,14 +230,14 @@ def _constrained_draws(model: Any, free: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.Generator,
-                  target: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+def _initial_free(model: Any, chains: int, initial_values: Any, rng: xp.random.Generator,
+                  target: Callable[[xp.ndarray], tuple[xp.ndarray, xp.ndarray]]) -> xp.ndarray:
     n = model.n_free
     if initial_values is None:
         q = rng.uniform(-2.0, 2.0, size=(chains, n))
         for _ in range(100):
             lp, g = target(q)
-            bad = ~(np.isfinite(lp) & np.all(np.isfinite(g), axis=1))
+            bad = ~(xp.isfinite(lp) & xp.all(xp.isfinite(g), axis=1))
             if not bad.any():
                 return q
             # every chain draws, so a chain's tries do not depend on the others' luck
@@ -254,10 +254,10 @@ def _initial_free(model: Any, chains: int, initial_values: Any, rng: np.random.G
     # stream (as without initial values), so a chain's start does not depend on the batch
     fill = rng.uniform(-2.0, 2.0, size=(chains, n))
     rows = [model.check_initial_values(vals, fill=fill[c]) for c, vals in enumerate(per_chain)]
-    q = np.stack(rows)
+    q = xp.stack(rows)
     lp, g = target(q)
-    if not np.all(np.isfinite(lp)):
-        c = int(np.argmin(np.isfinite(lp)))
+    if not xp.all(xp.isfinite(lp)):
+        c = int(xp.argmin(xp.isfinite(lp)))
         raise ValueError(
             f"initial_values: chain {c} has log density {lp[c]} at its initial values: "
             + model.describe_infinite_density(q[c])

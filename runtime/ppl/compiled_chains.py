@@ -24,7 +24,7 @@ from typing import Any
 
 from ..compiled.js_sampler import JsChainRun
 from ..errors import SamplingInterrupted
-from ..host_namespace import np
+from ..host_namespace import xp
 from .chain_rng import chain_rng
 from .chains import (
     STATS,
@@ -62,8 +62,8 @@ def run_chains_compiled(model: Any, density: Any, n_samples: int, warmup: int, c
     n = model.n_free
     if density.n != n:
         raise ValueError(f"density: {density.n} free parameters, the model has {n}")
-    rng = chain_rng(seed, chains, chain_ids, np)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+    rng = chain_rng(seed, chains, chain_ids, xp)
+    with xp.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         # tries of initial points may overflow: they are retried, not warned about (as mcmc)
         q0 = _initial_free(model, chains, initial_values, rng, model.compiled_target(chains))
     run_class = _run_class(density)
@@ -116,14 +116,14 @@ def run_chains_compiled(model: Any, density: Any, n_samples: int, warmup: int, c
     if interrupted:
         warnings.warn(f"mcmc: interrupted at iteration {done + 1} of {total}; returning the "
                       f"{kept} draws taken so far", SamplingInterrupted, stacklevel=3)
-    free = np.asarray([r.draws_rows(kept) for r in runs], dtype=float) if kept else \
-        np.zeros((chains, 0, model.n_free))
-    stats = {k: (np.asarray([r.stat(k, kept) for r in runs], dtype=dtype) if kept
-                 else np.zeros((chains, 0), dtype=dtype))
+    free = xp.asarray([r.draws_rows(kept) for r in runs], dtype=float) if kept else \
+        xp.zeros((chains, 0, model.n_free))
+    stats = {k: (xp.asarray([r.stat(k, kept) for r in runs], dtype=dtype) if kept
+                 else xp.zeros((chains, 0), dtype=dtype))
              for k, dtype in _STAT_DTYPES.items()}
     values = _constrained_draws(model, free)
-    warmup_info = {"step_size": np.asarray([r.step_size for r in runs], dtype=float),
-                   "inv_metric": np.asarray([list(r.inv_metric) for r in runs], dtype=float),
+    warmup_info = {"step_size": xp.asarray([r.step_size for r in runs], dtype=float),
+                   "inv_metric": xp.asarray([list(r.inv_metric) for r in runs], dtype=float),
                    "divergences": sum(r.warmup_divergences for r in runs)}
     draws = Draws(values, free, stats, warmup=warmup_info, interrupted=interrupted)
     draws.node_names = dict(zip(model.variables, model.variable_names()))

@@ -27,40 +27,40 @@ import operator
 from array import array
 from typing import Any
 
+from ..backends.python_arrays import _fft_pow2
 from ..compiled.js_sampler import js_available, stats_namespace
-from ..host_namespace import NAME, np
-from ..pure_arrays import _fft_pow2
+from ..host_namespace import NAME, xp
 from .distributions.special import ACKLAM_A, ACKLAM_B, ACKLAM_C, ACKLAM_D, ACKLAM_P_LOW
 
 __all__ = ["ess_bulk", "ess_tail", "rhat", "split_chains", "z_scale"]
 
 
-def _ndtri_fallback(p: np.ndarray) -> np.ndarray:
+def _ndtri_fallback(p: xp.ndarray) -> xp.ndarray:
     """Acklam's rational approximation + a Halley step, on NumPy arrays without SciPy."""
     a, b, c, d = ACKLAM_A, ACKLAM_B, ACKLAM_C, ACKLAM_D
-    p = np.asarray(p, dtype=np.float64)
-    q = np.where(p < 0.5, p, 1 - p)
+    p = xp.asarray(p, dtype=xp.float64)
+    q = xp.where(p < 0.5, p, 1 - p)
     low = q < ACKLAM_P_LOW
-    r = np.sqrt(-2 * np.log(np.where(low, q, 0.5)))
+    r = xp.sqrt(-2 * xp.log(xp.where(low, q, 0.5)))
     tail = (((((c[0] * r + c[1]) * r + c[2]) * r + c[3]) * r + c[4]) * r + c[5]) / (
         (((d[0] * r + d[1]) * r + d[2]) * r + d[3]) * r + 1)
     s = q - 0.5
     t = s * s
     mid = (((((a[0] * t + a[1]) * t + a[2]) * t + a[3]) * t + a[4]) * t + a[5]) * s / (
         ((((b[0] * t + b[1]) * t + b[2]) * t + b[3]) * t + b[4]) * t + 1)
-    out = np.where(low, tail, mid)
-    out = np.where(p < 0.5, out, -out)
+    out = xp.where(low, tail, mid)
+    out = xp.where(p < 0.5, out, -out)
     # one Newton step on the normal CDF
-    erfc = np.vectorize(math.erfc)
+    erfc = xp.vectorize(math.erfc)
     e = 0.5 * erfc(-out / math.sqrt(2)) - p
-    u = e * math.sqrt(2 * math.pi) * np.exp(out * out / 2)
+    u = e * math.sqrt(2 * math.pi) * xp.exp(out * out / 2)
     return out - u / (1 + out * u / 2)
 
 
 # ---- kernels: NumPy -----------------------------------------------------------------------------
 if NAME == "numpy":
 
-    def _ndtri(p: np.ndarray) -> np.ndarray:
+    def _ndtri(p: xp.ndarray) -> xp.ndarray:
         """Inverse of the standard normal CDF (SciPy's when available)."""
         try:
             from scipy.special import ndtri
@@ -74,36 +74,36 @@ if NAME == "numpy":
 
     def _host(x: Any) -> Any:
         """(chains, draws) in the kernels' form: a float64 array."""
-        return np.asarray(x, dtype=np.float64)
+        return xp.asarray(x, dtype=xp.float64)
 
     def _dims(x: Any) -> tuple[int, int]:
         return x.shape
 
     def _split(x: Any) -> Any:
         n = x.shape[1] // 2
-        return np.concatenate([x[:, :n], x[:, x.shape[1] - n:]], axis=0)
+        return xp.concatenate([x[:, :n], x[:, x.shape[1] - n:]], axis=0)
 
     def _z(x: Any) -> Any:
         flat = x.ravel()
-        order = np.argsort(flat, kind="mergesort")
-        ranks = np.empty(flat.size, dtype=np.float64)
-        ranks[order] = np.arange(1, flat.size + 1)
+        order = xp.argsort(flat, kind="mergesort")
+        ranks = xp.empty(flat.size, dtype=xp.float64)
+        ranks[order] = xp.arange(1, flat.size + 1)
         # average ranks of ties
         sorted_vals = flat[order]
-        _, start, counts = np.unique(sorted_vals, return_index=True, return_counts=True)
+        _, start, counts = xp.unique(sorted_vals, return_index=True, return_counts=True)
         for s, c in zip(start, counts):
             if c > 1:
                 ranks[order[s:s + c]] = s + (c + 1) / 2.0
         return _ndtri((ranks - 3.0 / 8.0) / (flat.size + 0.25)).reshape(x.shape)
 
     def _folded(x: Any) -> Any:
-        return np.abs(x - np.median(x))
+        return xp.abs(x - xp.median(x))
 
     def _all_finite(x: Any) -> bool:
-        return bool(np.all(np.isfinite(x)))
+        return bool(xp.all(xp.isfinite(x)))
 
     def _constant(x: Any) -> bool:
-        return bool(np.ptp(x) == 0)
+        return bool(xp.ptp(x) == 0)
 
     def _row_means(x: Any) -> Any:
         return x.mean(axis=1)
@@ -111,31 +111,31 @@ if NAME == "numpy":
     def _row_vars(x: Any) -> Any:
         return x.var(axis=1, ddof=1)
 
-    def _autocovariance(x: np.ndarray) -> np.ndarray:
+    def _autocovariance(x: xp.ndarray) -> xp.ndarray:
         n = x.shape[-1]
         size = 1 << (2 * n - 1).bit_length()
         centred = x - x.mean(axis=-1, keepdims=True)
-        f = np.fft.rfft(centred, n=size, axis=-1)
-        acov = np.fft.irfft(f * np.conjugate(f), n=size, axis=-1)[..., :n]
+        f = xp.fft.rfft(centred, n=size, axis=-1)
+        acov = xp.fft.irfft(f * xp.conjugate(f), n=size, axis=-1)[..., :n]
         return acov / n
 
     def _lag_mean(acov: Any, t: int) -> Any:
         return acov[:, t].mean()
 
     def _zeros(n: int) -> Any:
-        return np.zeros(n)
+        return xp.zeros(n)
 
     def _head_sum(v: Any, k: int) -> Any:
         return v[:k].sum()
 
     def _indicator(x: Any, q: float) -> Any:
-        return np.asarray(x <= q, dtype=np.float64)
+        return xp.asarray(x <= q, dtype=xp.float64)
 
-    def split_chains(x: np.ndarray) -> np.ndarray:
+    def split_chains(x: xp.ndarray) -> xp.ndarray:
         """(chains, draws) -> (2*chains, draws//2): each chain cut in two halves."""
         return _split(_host(x))
 
-    def z_scale(x: np.ndarray) -> np.ndarray:
+    def z_scale(x: xp.ndarray) -> xp.ndarray:
         """Rank-normalise all draws jointly: fractional ranks to normal quantiles."""
         return _z(x)
 
@@ -236,7 +236,7 @@ else:
 
     def _host(x: Any) -> list[list[float]]:
         """(chains, draws) in the kernels' form: one list of floats per chain."""
-        a = np.asarray(x, dtype=np.float64)
+        a = xp.asarray(x, dtype=xp.float64)
         m, n = a.shape
         d = a._data
         return [d[i * n:(i + 1) * n] for i in range(m)]
@@ -336,7 +336,7 @@ else:
         return max(map(max, x)) == min(map(min, x))
 
     def _row_means(x: list[list[float]]) -> Any:
-        return np.asarray([math.fsum(r) / len(r) for r in x], dtype=np.float64)
+        return xp.asarray([math.fsum(r) / len(r) for r in x], dtype=xp.float64)
 
     def _row_vars(x: list[list[float]]) -> Any:
         out = []
@@ -344,7 +344,7 @@ else:
             mu = math.fsum(r) / len(r)
             d = list(map(mu.__rsub__, r))  # v - mu
             out.append(math.fsum(map(operator.mul, d, d)) / (len(r) - 1))
-        return np.asarray(out, dtype=np.float64)
+        return xp.asarray(out, dtype=xp.float64)
 
     def _acov_python(centred: list[list[float]], n: int, size: int) -> list[list[float]]:
         """Two real chains a, b at a time as one complex FFT of a + ib: with Z its transform
@@ -399,12 +399,12 @@ else:
         """(chains, draws) -> (2*chains, draws//2): each chain cut in two halves."""
         s = _split(_host(x))
         m, n = _dims(s)
-        return np.from_flat(_flat(s), (m, n), np.float64)
+        return xp.from_flat(_flat(s), (m, n), xp.float64)
 
     def z_scale(x: Any) -> Any:
         """Rank-normalise all draws jointly: fractional ranks to normal quantiles."""
-        a = np.asarray(x, dtype=np.float64)
-        return np.from_flat(_z_flat(list(a._data)), a.shape, np.float64)
+        a = xp.asarray(x, dtype=xp.float64)
+        return xp.from_flat(_z_flat(list(a._data)), a.shape, xp.float64)
 
 
 # ---- the algorithm ------------------------------------------------------------------------------
@@ -479,6 +479,6 @@ def ess_bulk(x: Any) -> float:
 
 def ess_tail(x: Any) -> float:
     """Tail effective sample size: min over the 5% and 95% quantile indicators."""
-    x = np.asarray(x, dtype=np.float64)
-    q05, q95 = np.quantile(x, [0.05, 0.95])  # of every draw, before splitting (as Stan)
+    x = xp.asarray(x, dtype=xp.float64)
+    q05, q95 = xp.quantile(x, [0.05, 0.95])  # of every draw, before splitting (as Stan)
     return min(_ess(_split(_indicator(x, q05))), _ess(_split(_indicator(x, q95))))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..host_namespace import np
+from ..host_namespace import xp
 from .diagnostics import ess_bulk, ess_tail, rhat
 
 __all__ = ["Draws", "Summary"]
@@ -52,7 +52,7 @@ class Summary:
             for c in self.columns:
                 x = v[c]
                 if c.startswith("ess"):
-                    cells.append(f"{x:>10.0f}" if np.isfinite(x) else f"{'nan':>10}")
+                    cells.append(f"{x:>10.0f}" if xp.isfinite(x) else f"{'nan':>10}")
                 elif c == "rhat":
                     cells.append(f"{x:>10.3f}")
                 else:
@@ -66,8 +66,8 @@ class Summary:
 class Draws:
     """MCMC output. ``draws["mu"]`` is an array ``(chains, draws, *shape)``."""
 
-    def __init__(self, values: dict[str, np.ndarray], free: np.ndarray,
-                 stats: dict[str, np.ndarray], warmup: dict[str, Any] | None = None,
+    def __init__(self, values: dict[str, xp.ndarray], free: xp.ndarray,
+                 stats: dict[str, xp.ndarray], warmup: dict[str, Any] | None = None,
                  interrupted: bool = False) -> None:
         self.values = values
         self.free = free  # (chains, draws, n_free)
@@ -92,7 +92,7 @@ class Draws:
     def names(self) -> list[str]:
         return list(self.values)
 
-    def __getitem__(self, name: str) -> np.ndarray:
+    def __getitem__(self, name: str) -> xp.ndarray:
         if name not in self.values:
             raise KeyError(f"draws: no variable {name!r}; have {', '.join(self.values)}")
         return self.values[name]
@@ -107,7 +107,7 @@ class Draws:
         d = self.stats.get("divergent")
         return int(d.sum()) if d is not None else 0
 
-    def scalar_columns(self) -> list[tuple[str, np.ndarray]]:
+    def scalar_columns(self) -> list[tuple[str, xp.ndarray]]:
         """Every scalar element as (label, (chains, draws)); labels are 0-based like NumPy."""
         out = []
         for name, arr in self.values.items():
@@ -123,9 +123,9 @@ class Draws:
     def summary(self, quantiles: tuple[float, float, float] = (0.05, 0.5, 0.95)) -> Summary:
         rows = []
         for label, x in self.scalar_columns():
-            x = np.asarray(x, dtype=np.float64)
+            x = xp.asarray(x, dtype=xp.float64)
             empty = x.size == 0  # interrupted before the first kept draw
-            q = [float("nan")] * 3 if empty else np.quantile(x, quantiles)
+            q = [float("nan")] * 3 if empty else xp.quantile(x, quantiles)
             rows.append((label, {
                 "mean": float("nan") if empty else float(x.mean()),
                 "sd": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
@@ -146,13 +146,13 @@ class Draws:
 
         renames = {"accept_stat": "acceptance_rate", "n_leapfrog": "n_steps",
                    "divergent": "diverging"}
-        sample_stats = {renames.get(k, k): np.asarray(v) for k, v in self.stats.items()}
+        sample_stats = {renames.get(k, k): xp.asarray(v) for k, v in self.stats.items()}
         if "diverging" in sample_stats:
             sample_stats["diverging"] = sample_stats["diverging"].astype(bool)
         step = self.warmup.get("step_size")
         if step is not None:  # fixed after warmup: one value per chain, repeated per draw
-            sample_stats["step_size"] = np.broadcast_to(
-                np.asarray(step, dtype=np.float64).reshape(-1, 1),
+            sample_stats["step_size"] = xp.broadcast_to(
+                xp.asarray(step, dtype=xp.float64).reshape(-1, 1),
                 (self.chains, self.n_draws)).copy()
         return az.from_dict(posterior=dict(self.values), sample_stats=sample_stats,
                             coords=coords, dims=dims,

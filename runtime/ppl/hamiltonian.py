@@ -11,49 +11,49 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..host_namespace import np
+from ..host_namespace import xp
 
 __all__ = ["PhasePoint", "Target", "kinetic", "leapfrog"]
 
 # log density and gradient of a batch of free states: [B, n] -> ([B], [B, n])
-Target = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+Target = Callable[[xp.ndarray], tuple[xp.ndarray, xp.ndarray]]
 
 
 @dataclass
 class PhasePoint:
     """Positions, momenta, log density and its gradient for every chain."""
 
-    q: np.ndarray  # [B, n]
-    p: np.ndarray  # [B, n]
-    logp: np.ndarray  # [B]
-    grad: np.ndarray  # [B, n]
+    q: xp.ndarray  # [B, n]
+    p: xp.ndarray  # [B, n]
+    logp: xp.ndarray  # [B]
+    grad: xp.ndarray  # [B, n]
 
     def copy(self) -> PhasePoint:
         return PhasePoint(self.q.copy(), self.p.copy(), self.logp.copy(), self.grad.copy())
 
-    def select(self, mask: np.ndarray, other: PhasePoint) -> PhasePoint:
+    def select(self, mask: xp.ndarray, other: PhasePoint) -> PhasePoint:
         """Per chain: this point where ``mask``, else ``other``."""
         if mask.all():  # the common cases: every chain takes the same side
             return self
         if not mask.any():
             return other
         m = mask[:, None]
-        return PhasePoint(np.where(m, self.q, other.q), np.where(m, self.p, other.p),
-                          np.where(mask, self.logp, other.logp),
-                          np.where(m, self.grad, other.grad))
+        return PhasePoint(xp.where(m, self.q, other.q), xp.where(m, self.p, other.p),
+                          xp.where(mask, self.logp, other.logp),
+                          xp.where(m, self.grad, other.grad))
 
 
-def kinetic(p: np.ndarray, inv_metric: np.ndarray) -> np.ndarray:
+def kinetic(p: xp.ndarray, inv_metric: xp.ndarray) -> xp.ndarray:
     """0.5 p^T M^{-1} p for a diagonal inverse metric, per chain."""
-    return 0.5 * np.sum(p * p * inv_metric, axis=1)
+    return 0.5 * xp.sum(p * p * inv_metric, axis=1)
 
 
-def hamiltonian(z: PhasePoint, inv_metric: np.ndarray) -> np.ndarray:
+def hamiltonian(z: PhasePoint, inv_metric: xp.ndarray) -> xp.ndarray:
     h = -z.logp + kinetic(z.p, inv_metric)
-    return np.where(np.isnan(h), np.inf, h)
+    return xp.where(xp.isnan(h), xp.inf, h)
 
 
-def leapfrog(z: PhasePoint, step: np.ndarray, inv_metric: np.ndarray,
+def leapfrog(z: PhasePoint, step: xp.ndarray, inv_metric: xp.ndarray,
              target: Target) -> PhasePoint:
     """One leapfrog step of signed size ``step`` [B] for every chain."""
     e = step[:, None]

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..compiled.js_sampler import JsDensity, js_available
 from ..compiled.lowering import LoweringError, lower_js
-from ..host_namespace import np
+from ..host_namespace import xp
 
 __all__ = ["compile_js_density"]
 
@@ -41,7 +41,7 @@ def compile_js_density(model: Any) -> JsDensity:
     recording = getattr(staged, "recording", None)
     if recording is None:
         raise LoweringError("the model's log density is not a staged program")
-    rec = recording(model._as_free(np.zeros(model.n_free)))
+    rec = recording(model._as_free(xp.zeros(model.n_free)))
     if rec is None:
         raise LoweringError("the model's log density cannot be staged (it reads a tensor value "
                             "while tracing), so it has no straight-line program to lower")

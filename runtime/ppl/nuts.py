@@ -20,26 +20,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..host_namespace import np
+from ..host_namespace import xp
 from .hamiltonian import PhasePoint, Target, hamiltonian
 
 __all__ = ["TransitionStats", "nuts_transition"]
 
-try:  # NumPy's ufunc methods cost half a np.sum call; the pure-Python namespace lacks them
-    _rowsum = np.add.reduce
-    _all_rows = np.logical_and.reduce
+try:  # NumPy's ufunc methods cost half a xp.sum call; the pure-Python namespace lacks them
+    _rowsum = xp.add.reduce
+    _all_rows = xp.logical_and.reduce
 
-    def _nan_to_ninf(x: np.ndarray) -> np.ndarray:
-        return np.fmax(x, -np.inf)  # one call: fmax drops the NaN
+    def _nan_to_ninf(x: xp.ndarray) -> xp.ndarray:
+        return xp.fmax(x, -xp.inf)  # one call: fmax drops the NaN
 except AttributeError:  # pragma: no cover - exercised with the pure-Python array namespace
     def _rowsum(x, axis):  # type: ignore[no-redef]
-        return np.sum(x, axis=axis)
+        return xp.sum(x, axis=axis)
 
     def _all_rows(x, axis):  # type: ignore[no-redef]
-        return np.all(x, axis=axis)
+        return xp.all(x, axis=axis)
 
     def _nan_to_ninf(x):  # type: ignore[no-redef]
-        return np.where(np.isnan(x), -np.inf, x)
+        return xp.where(xp.isnan(x), -xp.inf, x)
 
 # when a full tree's leaves could hold more numbers than this (state size x 2^max_depth), leaves
 # no proposal refers to are freed as the tree grows (O(depth) live leaves instead of O(2^depth));
@@ -49,11 +49,11 @@ _PRUNE_SIZE = 1 << 22
 
 @dataclass
 class TransitionStats:
-    accept_stat: np.ndarray  # [B] mean Metropolis acceptance over the trajectory
-    n_leapfrog: np.ndarray  # [B]
-    tree_depth: np.ndarray  # [B]
-    divergent: np.ndarray  # [B] bool
-    energy: np.ndarray  # [B] Hamiltonian at the start
+    accept_stat: xp.ndarray  # [B] mean Metropolis acceptance over the trajectory
+    n_leapfrog: xp.ndarray  # [B]
+    tree_depth: xp.ndarray  # [B]
+    divergent: xp.ndarray  # [B] bool
+    energy: xp.ndarray  # [B] Hamiltonian at the start
 
 
 class _Tree:
@@ -68,33 +68,33 @@ class _Tree:
         self.p_beg, self.ps_beg, self.p_end, self.ps_end = p_beg, ps_beg, p_end, ps_end
 
 
-def _no_uturn(ps: tuple, rho: tuple) -> np.ndarray:
+def _no_uturn(ps: tuple, rho: tuple) -> xp.ndarray:
     """Per chain: ``ps[k] . rho[k] > 0`` for every k — Stan's generalised criterion is
     ``ps_minus . rho > 0 and ps_plus . rho > 0`` per checked span; one product, one sum."""
-    return _all_rows(_rowsum(np.array(ps) * np.array(rho), 2) > 0, 0)
+    return _all_rows(_rowsum(xp.array(ps) * xp.array(rho), 2) > 0, 0)
 
 
 class _Builder:
     """Integrates and merges subtrees from the current far end of the tree (``q``, ``p``,
     ``g``), recording every leaf and the per-leaf statistics."""
 
-    def __init__(self, target: Target, inv_metric: np.ndarray, h0: np.ndarray,
+    def __init__(self, target: Target, inv_metric: xp.ndarray, h0: xp.ndarray,
                  max_delta_h: float, z0: PhasePoint, max_depth: int) -> None:
         self.target = target
         self.inv_metric = inv_metric
         self.h0 = h0
         self.min_log_w = -max_delta_h  # divergent: H - H0 > max_delta_h
         self.leaves: list[tuple | None] = [(z0.q, z0.p, z0.logp, z0.grad)]  # (q, p, logp, g)
-        self.log_ws: list[np.ndarray] = []  # per leaf: H0 - H
-        self.actives: list[np.ndarray] = []  # per leaf: the chains it counts for
+        self.log_ws: list[xp.ndarray] = []  # per leaf: H0 - H
+        self.actives: list[xp.ndarray] = []  # per leaf: the chains it counts for
         self.prune = (z0.q.size << max_depth) > _PRUNE_SIZE
         self.q = self.p = self.g = z0.q
         self.half_e = self.e_inv = z0.q
         self.log_u = z0.logp
         self.merge = 0
 
-    def start(self, near: np.ndarray, half_e: np.ndarray, e_inv: np.ndarray,
-              log_u: np.ndarray) -> None:
+    def start(self, near: xp.ndarray, half_e: xp.ndarray, e_inv: xp.ndarray,
+              log_u: xp.ndarray) -> None:
         """Begin a subtree from the packed end ``near`` with signed half steps ``half_e``
         [B, 1], position increments per unit momentum ``e_inv`` [B, n] and the doubling's
         log-uniforms."""
@@ -104,7 +104,7 @@ class _Builder:
         self.log_u = log_u
         self.merge = 1  # row 0 of log_u is the top-level progressive sample
 
-    def build(self, depth: int, active: np.ndarray) -> _Tree:
+    def build(self, depth: int, active: xp.ndarray) -> _Tree:
         if depth == 0:
             return self._leaf(active)
         lo = len(self.leaves)
@@ -116,14 +116,14 @@ class _Builder:
             return _Tree(init.idx, init.log_w, active_final, init.rho, init.p_beg, init.ps_beg,
                          init.p_end, init.ps_end)
         final = self.build(depth - 1, active_final)
-        log_w = np.logaddexp(init.log_w, final.log_w)
+        log_w = xp.logaddexp(init.log_w, final.log_w)
         take = self.log_u[self.merge] < final.log_w - log_w
         self.merge += 1
-        idx = np.where(take, final.idx, init.idx)
+        idx = xp.where(take, final.idx, init.idx)
         rho = init.rho + final.rho
         if depth == 1:
             # two leaves: the three spans checked below are the same span
-            persist = _all_rows(_rowsum(np.array((init.ps_beg, final.ps_end)) * rho, 2) > 0, 0)
+            persist = _all_rows(_rowsum(xp.array((init.ps_beg, final.ps_end)) * rho, 2) > 0, 0)
         else:
             r_beg = init.rho + final.p_beg
             r_end = final.rho + init.p_end
@@ -135,7 +135,7 @@ class _Builder:
         return _Tree(idx, log_w, init.valid & final.valid & persist, rho, init.p_beg,
                      init.ps_beg, final.p_end, final.ps_end)
 
-    def _leaf(self, active: np.ndarray) -> _Tree:
+    def _leaf(self, active: xp.ndarray) -> _Tree:
         # one leapfrog step for every chain
         half_e = self.half_e
         p_half = self.p + half_e * self.g
@@ -152,59 +152,59 @@ class _Builder:
         self.actives.append(active)
         return _Tree(idx, log_w, log_w >= self.min_log_w, p, p, ps, p, ps)
 
-    def _free(self, lo: int, idx: np.ndarray) -> None:
+    def _free(self, lo: int, idx: xp.ndarray) -> None:
         """Drop the leaves from ``lo`` on that the proposal ``idx`` does not use."""
         keep = set(idx.tolist())
         for j in range(lo, len(self.leaves)):
             if j not in keep:
                 self.leaves[j] = None
 
-    def gather(self, idx: np.ndarray) -> PhasePoint:
+    def gather(self, idx: xp.ndarray) -> PhasePoint:
         """The phase point of leaf ``idx[b]`` for each chain b."""
         rows = idx.tolist()
         if rows.count(rows[0]) == len(rows):
             return PhasePoint(*self.leaves[rows[0]])
         picked = [self.leaves[r] for r in rows]
-        return PhasePoint(*(np.array([leaf[k][c] for c, leaf in enumerate(picked)])
+        return PhasePoint(*(xp.array([leaf[k][c] for c, leaf in enumerate(picked)])
                             for k in range(4)))
 
-    def stats(self, depth: np.ndarray, max_delta_h: float) -> TransitionStats:
-        log_w = np.array(self.log_ws)  # [leaves, B]
-        active = np.array(self.actives)
-        n_leapfrog = _rowsum(active, 0).astype(np.int64)
+    def stats(self, depth: xp.ndarray, max_delta_h: float) -> TransitionStats:
+        log_w = xp.array(self.log_ws)  # [leaves, B]
+        active = xp.array(self.actives)
+        n_leapfrog = _rowsum(active, 0).astype(xp.int64)
         # min(1, exp(H0 - H)), the Metropolis acceptance of each leaf
-        metro = np.where(active, np.exp(np.minimum(log_w, 0.0)), 0.0)
+        metro = xp.where(active, xp.exp(xp.minimum(log_w, 0.0)), 0.0)
         divergent = (active & (-log_w > max_delta_h)).any(axis=0)
-        accept = _rowsum(metro, 0) / np.maximum(n_leapfrog, 1)
+        accept = _rowsum(metro, 0) / xp.maximum(n_leapfrog, 1)
         return TransitionStats(accept, n_leapfrog, depth, divergent, self.h0)
 
 
-def nuts_transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target: Target,
-                    rng: np.random.Generator, max_depth: int = 10,
+def nuts_transition(z0: PhasePoint, step: xp.ndarray, inv_metric: xp.ndarray, target: Target,
+                    rng: xp.random.Generator, max_depth: int = 10,
                     max_delta_h: float = 1000.0) -> tuple[PhasePoint, TransitionStats]:
     """One NUTS transition for every chain; ``z0.p`` is ignored (momenta are resampled)."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+    with xp.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         # diverging trajectories overflow by design; they are flagged, not warned about
         return _transition(z0, step, inv_metric, target, rng, max_depth, max_delta_h)
 
 
-def _transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target: Target,
-                rng: np.random.Generator, max_depth: int,
+def _transition(z0: PhasePoint, step: xp.ndarray, inv_metric: xp.ndarray, target: Target,
+                rng: xp.random.Generator, max_depth: int,
                 max_delta_h: float) -> tuple[PhasePoint, TransitionStats]:
     b, n = z0.q.shape
-    p0 = rng.standard_normal((b, n)) / np.sqrt(inv_metric)
+    p0 = rng.standard_normal((b, n)) / xp.sqrt(inv_metric)
     z = PhasePoint(z0.q, p0, z0.logp, z0.grad)
     h0 = hamiltonian(z, inv_metric)
     builder = _Builder(target, inv_metric, h0, max_delta_h, z, max_depth)
 
     ps0 = inv_metric * p0
-    end0 = np.concatenate((z0.q, p0, z0.grad, ps0), axis=1)
+    end0 = xp.concatenate((z0.q, p0, z0.grad, ps0), axis=1)
     ends = {True: end0, False: end0}  # packed [q | p | grad | M^-1 p] rows: forward, backward
     rho = p0
-    sample = np.zeros(b, dtype=np.int64)  # leaf 0 is the initial point
-    log_weight = np.zeros(b)
-    alive = np.ones(b, dtype=bool)
-    depth = np.zeros(b, dtype=np.int64)
+    sample = xp.zeros(b, dtype=xp.int64)  # leaf 0 is the initial point
+    log_weight = xp.zeros(b)
+    alive = xp.ones(b, dtype=bool)
+    depth = xp.zeros(b, dtype=xp.int64)
     # signed half steps and position increments per direction, chosen per chain each doubling
     e = step[:, None]
     half_e = {True: 0.5 * e, False: -0.5 * e}
@@ -213,7 +213,7 @@ def _transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target
     for d in range(max_depth):
         u = rng.random((2 ** d + 1, b))
         forward = u[0] > 0.5
-        log_u = np.log(u[1:])
+        log_u = xp.log(u[1:])
         n_fwd = int(forward.sum())
         if n_fwd == b or n_fwd == 0:  # every chain extends the same way: no selection
             way = n_fwd == b
@@ -222,18 +222,18 @@ def _transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target
         else:
             way = None
             f = forward[:, None]
-            near = np.where(f, ends[True], ends[False])
-            far = np.where(f, ends[False], ends[True])
-            builder.start(near, np.where(f, half_e[True], half_e[False]),
-                          np.where(f, e_inv[True], e_inv[False]), log_u)
+            near = xp.where(f, ends[True], ends[False])
+            far = xp.where(f, ends[False], ends[True])
+            builder.start(near, xp.where(f, half_e[True], half_e[False]),
+                          xp.where(f, e_inv[True], e_inv[False]), log_u)
         sub = builder.build(d, alive)
         ok = alive & sub.valid
         all_ok = bool(ok.all())
 
         # biased progressive sampling between the old tree and the new subtree
         take = log_u[0] < sub.log_w - log_weight
-        sample = np.where(take if all_ok else ok & take, sub.idx, sample)
-        new_log_weight = np.logaddexp(log_weight, sub.log_w)
+        sample = xp.where(take if all_ok else ok & take, sub.idx, sample)
+        new_log_weight = xp.logaddexp(log_weight, sub.log_w)
 
         # no-U-turn across the merged tree and between the old tree and the subtree
         near_p, near_ps, far_ps = near[:, n:2 * n], near[:, 3 * n:], far[:, 3 * n:]
@@ -243,22 +243,22 @@ def _transition(z0: PhasePoint, step: np.ndarray, inv_metric: np.ndarray, target
         persist = _no_uturn((far_ps, sub.ps_end, far_ps, sub.ps_beg, near_ps, sub.ps_end),
                             (new_rho, new_rho, r_beg, r_beg, r_end, r_end))
 
-        end = np.concatenate((builder.q, builder.p, builder.g, sub.ps_end), axis=1)
+        end = xp.concatenate((builder.q, builder.p, builder.g, sub.ps_end), axis=1)
         if all_ok:
             rho, log_weight = new_rho, new_log_weight
             if way is not None:
                 ends = {way: end, not way: ends[not way]}
             else:
-                ends = {True: np.where(f, end, ends[True]), False: np.where(f, ends[False], end)}
+                ends = {True: xp.where(f, end, ends[True]), False: xp.where(f, ends[False], end)}
         else:
             upd = ok[:, None]
-            rho = np.where(upd, new_rho, rho)
-            log_weight = np.where(ok, new_log_weight, log_weight)
+            rho = xp.where(upd, new_rho, rho)
+            log_weight = xp.where(ok, new_log_weight, log_weight)
             if way is not None:  # only the end on the side extended moves
-                ends = {way: np.where(upd, end, ends[way]), not way: ends[not way]}
+                ends = {way: xp.where(upd, end, ends[way]), not way: ends[not way]}
             else:
-                ends = {True: np.where(upd & f, end, ends[True]),
-                        False: np.where(upd & ~f, end, ends[False])}
+                ends = {True: xp.where(upd & f, end, ends[True]),
+                        False: xp.where(upd & ~f, end, ends[False])}
         depth += ok
         alive = ok & persist
         if builder.prune:

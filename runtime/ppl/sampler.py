@@ -20,7 +20,7 @@ from typing import Any
 
 from ..compiled.lowering import LoweringError
 from ..errors import CompiledSamplingUnavailable
-from ..host_namespace import NAME, np
+from ..host_namespace import NAME, xp
 from .chain_rng import fresh_seed
 from .chains import SamplerConfig, hmc, nuts, run_chains
 from .compiled_chains import run_chains_compiled
@@ -86,7 +86,7 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
                             sampler=sampler, initial_values=initial_values, seed=seed,
                             thin=thin, progress=progress, callback=callback,
                             callback_every=callback_every, should_stop=should_stop)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), \
+    with xp.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), \
             sampling_tuning():
         # divergent trajectories overflow by design; they are counted, not warned about. The
         # chains' matrix products are too small for BLAS threads to pay, and their temporaries

@@ -253,7 +253,7 @@ def test_mcmc_and_summary_with_numpy_hidden_from_inference():
         _import = builtins.__import__
         HIDDEN_FROM = ("tensorbridge.runtime.ppl", "tensorbridge.runtime.graph",
                        "tensorbridge.runtime.random", "tensorbridge.runtime.host_namespace",
-                       "tensorbridge.runtime.pure_arrays")
+                       "tensorbridge.runtime.backends.python_arrays")
         refused = set()
 
         def guarded(name, globals=None, locals=None, fromlist=(), level=0):
@@ -283,5 +283,5 @@ def test_mcmc_and_summary_with_numpy_hidden_from_inference():
                           "tensorbridge.runtime.ppl.chain_rng" in refused,
                           1.0 < draws.summary()["mu"]["mean"] < 2.0]))
     """)
-    assert json.loads(out) == ["pure", "tensorbridge.runtime.pure_arrays", [2, 200], True,
-                               ["parameter", "mean", "sd"], 4, True, True, True]
+    assert json.loads(out) == ["pure", "tensorbridge.runtime.backends.python_arrays", [2, 200],
+                               True, ["parameter", "mean", "sd"], 4, True, True, True]

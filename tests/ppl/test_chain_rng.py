@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from tensorbridge.runtime import pure_arrays
+from tensorbridge.runtime.backends import python_arrays
 from tensorbridge.runtime.ppl.chain_rng import (
     KEY_TAG,
     PURPOSE_STEP_SEARCH,
@@ -35,7 +35,7 @@ def _draws(np_module) -> dict[str, list[float]]:
 
 
 def test_numpy_and_pure_python_streams_are_the_same_numbers() -> None:
-    native, pure = _draws(np), _draws(pure_arrays)
+    native, pure = _draws(np), _draws(python_arrays)
     assert native.keys() == pure.keys()
     for k in native:
         assert native[k] == pure[k], k  # bit for bit

@@ -63,7 +63,8 @@ def test_constant_and_short_inputs() -> None:
 
 _PURE = """
 import json, sys
-from tensorbridge.runtime import host_namespace, pure_arrays as pa
+from tensorbridge.runtime import host_namespace
+from tensorbridge.runtime.backends import python_arrays as pa
 from tensorbridge.runtime.ppl import diagnostics as d
 assert host_namespace.NAME == "pure" and d._kernel_name() == "python"
 cases, grid = json.loads(sys.stdin.read())
@@ -111,7 +112,7 @@ def test_pure_python_kernels_match_numpy() -> None:
     ulps = np.abs(np.array(ndtri) - ref) / np.spacing(np.abs(ref))
     assert ulps.max() <= 8, (ulps.max(), grid[np.argmax(ulps)])
     for i, (c, got) in enumerate(zip(cases, results)):
-        assert got["type"].endswith("pure_arrays")
+        assert got["type"].endswith("python_arrays")
         assert np.array_equal(np.array(got["split"], dtype=float), d.split_chains(c),
                               equal_nan=True)
         assert_close(np.array(got["z"]), d.z_scale(c), ulps=8, what=f"case {i} z_scale: ")

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import tensorbridge as tb
-from tensorbridge.runtime import pure_arrays
+from tensorbridge.runtime.backends import python_arrays
 from tensorbridge.runtime.backends import python_backend as pb
 from tensorbridge.runtime.kernels import KERNEL_NAMES, registry
 from tensorbridge.runtime.ops.indexing import IndexPlan
@@ -831,7 +831,7 @@ def test_mcmc_on_python_backend_with_pure_host_arrays() -> None:
 
 def test_raw_arrays_keep_their_dtype_for_numpy() -> None:
     raw = pb.as_raw(np.array([[1, -2]], "int32"))
-    assert isinstance(raw, pure_arrays.ndarray)
+    assert isinstance(raw, python_arrays.ndarray)
     arr = np.asarray(raw)
     assert arr.dtype == np.int32 and arr.tolist() == [[1, -2]]
     assert "int32" in repr(raw)

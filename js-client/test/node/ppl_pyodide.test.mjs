@@ -74,7 +74,7 @@ test("eight schools (non-centred) samples in JavaScript, in float64", async (t) 
   assert.equal(out.backend, "python");
   assert.equal(out.dtype, "float64");
   assert.equal(out.sampler, "js");
-  assert.equal(out.array_type, "tensorbridge.runtime.pure_arrays.ndarray");
+  assert.equal(out.array_type, "tensorbridge.runtime.backends.python_arrays.ndarray");
   assert.deepEqual(out.shapes, { mu: [4, 2000], tau: [4, 2000], eta: [4, 2000, 8] });
   const mu = out.summary.mu;
   // the posterior of mu: mean ~4.4, sd ~3.3 (posteriordb's reference, long runs); with an

@@ -24,7 +24,7 @@ from ... import ops
 from ...argument_checks import DistributionSpec, arg_tests, check_values, distribution_spec
 from ...graph.model_compiler import make_distribution
 from ...graph.nodes import LazyArray, model_backend
-from ...host_namespace import np
+from ...host_namespace import xp
 from ...tensor import Tensor
 from . import families, sampling, special
 from .data_checks import check_data
@@ -120,13 +120,13 @@ def _validate(family: Any, params: dict[str, Any]) -> None:
         if _unknown(value):
             continue
         v = _host(value)
-        if np.any(np.isnan(v)):
+        if xp.any(xp.isnan(v)):
             raise ValueError(f"{family.name}: {name} contains NaN")
         kind = dict(family.param_checks).get(name)
         if kind is None:
             continue
         test, words = _CHECKS[kind]
-        if not np.all(test(v)):
+        if not xp.all(test(v)):
             raise ValueError(f"{family.name}: {name} must be {words}, got {v.tolist()}")
 
 
@@ -159,7 +159,7 @@ def uniform(min: Any, max: Any, dim: Any = None) -> LazyArray:
     """Uniform on [min, max]; as a prior min and max must be fixed scalars."""
     check_values(_ARG_TESTS, "uniform", (min, max, dim))
     fixed = not (_unknown(min) or _unknown(max))
-    if fixed and not np.all(_host(min) < _host(max)):
+    if fixed and not xp.all(_host(min) < _host(max)):
         raise ValueError(f"uniform: max must be greater than min, got min={_host(min).tolist()}"
                          f", max={_host(max).tolist()}")
     return _make(Uniform(fixed=fixed), {"min": min, "max": max}, dim)

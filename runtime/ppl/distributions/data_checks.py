@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...graph.nodes import GraphNode, LazyArray
-from ...host_namespace import np, to_host
+from ...host_namespace import to_host, xp
 from ...tensor import Tensor
 
 __all__ = ["check_data", "host_values", "is_unknown", "known_host_values"]
@@ -20,10 +20,10 @@ def is_unknown(x: Any) -> bool:
 
 def host_values(x: Any) -> Any:
     if isinstance(x, LazyArray):
-        return to_host(x.node.reference, np.float64)
+        return to_host(x.node.reference, xp.float64)
     if isinstance(x, Tensor):
-        return to_host(x, np.float64)
-    return np.asarray(x, dtype=np.float64)
+        return to_host(x, xp.float64)
+    return xp.asarray(x, dtype=xp.float64)
 
 
 def known_host_values(x: Any) -> Any:
@@ -37,9 +37,9 @@ def known_host_values(x: Any) -> Any:
 
 
 def _describe_bad(v: Any, bad: Any) -> str:
-    shown = [float(x) for x in np.asarray(v)[np.asarray(bad)].reshape(-1)[:3].tolist()]
+    shown = [float(x) for x in xp.asarray(v)[xp.asarray(bad)].reshape(-1)[:3].tolist()]
     words = ", ".join(f"{x:g}" for x in shown)
-    n = int(np.sum(bad))
+    n = int(xp.sum(bad))
     return words + (f" and {n - len(shown)} more" if n > len(shown) else "")
 
 
@@ -58,30 +58,30 @@ def check_data(family: Any, params: dict[str, Any], value: Any) -> None:
     if v is None or v.size == 0:
         return
     name = family.name
-    whole = np.isfinite(v) & (np.floor(v) == v) & (v >= 0)
+    whole = xp.isfinite(v) & (xp.floor(v) == v) & (v >= 0)
     if name == "bernoulli":
         bad, words = ~(whole & (v <= 1)), "0 or 1"
     elif name in ("binomial", "beta_binomial"):
         size = known_host_values(params.get("size"))
         bad, words = ~whole, "whole numbers from 0 to size"
         if size is not None:
-            bad = bad | (v > np.broadcast_to(size, np.broadcast_shapes(size.shape, v.shape)))
+            bad = bad | (v > xp.broadcast_to(size, xp.broadcast_shapes(size.shape, v.shape)))
     elif name == "categorical":
-        one_hot = np.all((v == 0) | (v == 1), axis=-1) & (np.sum(v, axis=-1) == 1)
-        if not np.all(one_hot):
+        one_hot = xp.all((v == 0) | (v == 1), axis=-1) & (xp.sum(v, axis=-1) == 1)
+        if not xp.all(one_hot):
             raise ValueError(f"target: {name} data must be one-hot rows (one 1 and otherwise 0 "
-                             f"along the last dimension); {int(np.sum(~one_hot))} row(s) are not")
+                             f"along the last dimension); {int(xp.sum(~one_hot))} row(s) are not")
         return
     elif name == "multinomial":
-        rows = np.all(whole, axis=-1)
+        rows = xp.all(whole, axis=-1)
         size = known_host_values(params.get("size"))
         if size is not None:
-            rows = rows & (np.sum(v, axis=-1) == np.reshape(size, np.shape(size)))
-        if not np.all(rows):
+            rows = rows & (xp.sum(v, axis=-1) == xp.reshape(size, xp.shape(size)))
+        if not xp.all(rows):
             raise ValueError(f"target: {name} data must be rows of non-negative whole counts "
-                             f"summing to size; {int(np.sum(~rows))} row(s) are not")
+                             f"summing to size; {int(xp.sum(~rows))} row(s) are not")
         return
     else:
         bad, words = ~whole, "non-negative whole numbers (counts)"
-    if np.any(bad):
+    if xp.any(bad):
         raise ValueError(f"target: {name} data must be {words}, got {_describe_bad(v, bad)}")

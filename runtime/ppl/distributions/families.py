@@ -35,7 +35,7 @@ from ...graph.bijectors import (
     simplex,
 )
 from ...graph.families import Family
-from ...host_namespace import np, to_host
+from ...host_namespace import to_host, xp
 from ...tensor import Tensor
 from . import sampling as smp
 from .data_checks import check_data
@@ -652,7 +652,7 @@ class Pareto(Univariate):
             return greater_than(float(b.item()))
         if self.fixed:
             vals = to_host(b).ravel()
-            if vals.size and np.all(vals == vals[0]):
+            if vals.size and xp.all(vals == vals[0]):
                 return greater_than(float(vals[0]))
         return observed_only("as a prior, pareto(a, b) needs a fixed scale b (one value)")
 

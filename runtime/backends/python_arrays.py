@@ -30,8 +30,8 @@ from itertools import repeat
 from types import SimpleNamespace
 from typing import Any
 
-from . import dtypes as D
-from .random import Generator as Philox
+from .. import dtypes as D
+from ..random import Generator as Philox
 
 __all__ = [
     "abs", "absolute", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",

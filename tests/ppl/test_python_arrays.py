@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from tensorbridge.runtime import pure_arrays as pa
+from tensorbridge.runtime.backends import python_arrays as pa
 
 SHAPES = [(), (3,), (2, 3), (2, 1), (1, 3), (4, 2, 3)]
 SPECIAL = [0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 1e300, -1e-300]

@@ -22,8 +22,9 @@ def _run_pure(code: str, payload: object = None) -> dict:
     env = dict(os.environ, TENSORBRIDGE_PPL_ARRAYS="pure")
     prelude = textwrap.dedent("""
         import json, sys
-        from tensorbridge.runtime import host_namespace, pure_arrays
-        assert host_namespace.np is pure_arrays and host_namespace.NAME == "pure"
+        from tensorbridge.runtime import host_namespace
+        from tensorbridge.runtime.backends import python_arrays
+        assert host_namespace.xp is python_arrays and host_namespace.NAME == "pure"
         payload = json.loads(sys.stdin.read() or "null")
     """)
     proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
@@ -33,7 +34,7 @@ def _run_pure(code: str, payload: object = None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_conjugate_normal_normal_posterior_on_pure_arrays():
+def test_conjugate_normal_normal_posterior_on_python_arrays():
     y = np.random.default_rng(0).normal(1.5, 1.0, size=20)
     out = _run_pure("""
         import tensorbridge as tb
@@ -59,7 +60,7 @@ def test_conjugate_normal_normal_posterior_on_pure_arrays():
     """, y.tolist())
     post_var = 1.0 / (1.0 / 100.0 + y.size)
     post_mean = post_var * y.sum()
-    assert out["module"].endswith("pure_arrays") and out["free_type"].endswith("pure_arrays")
+    assert out["module"].endswith("python_arrays") and out["free_type"].endswith("python_arrays")
     assert out["shape"] == [4, 600] and out["lp_shape"] == [4, 600]
     row = out["row"]
     assert row["rhat"] < 1.02 and row["ess_bulk"] > 300 and row["ess_tail"] > 300
@@ -69,7 +70,7 @@ def test_conjugate_normal_normal_posterior_on_pure_arrays():
     assert abs(row["mean"] - out["mean"]) < 1e-12 and abs(row["sd"] ** 2 - out["var"]) < 1e-3
     assert row["q5"] < row["q50"] < row["q95"]
     assert out["divergences"] == 0 and out["printed"]
-    assert out["calc_type"].endswith("pure_arrays") and out["calc_shape"] == [4, 600]
+    assert out["calc_type"].endswith("python_arrays") and out["calc_shape"] == [4, 600]
     assert abs(out["calc_mean"] - 2.0 * out["mean"]) < 1e-9
     # MAP of the constrained values: the conjugate posterior mode
     assert abs(out["opt"] - post_mean) < 1e-4
@@ -77,7 +78,7 @@ def test_conjugate_normal_normal_posterior_on_pure_arrays():
         out["stats"])
 
 
-def test_hmc_and_constrained_variables_on_pure_arrays():
+def test_hmc_and_constrained_variables_on_python_arrays():
     out = _run_pure("""
         import tensorbridge as tb
         y = tb.as_data([0.8, 1.9, 1.1, 2.4, 0.3, 1.7, 1.2, 0.9])
@@ -121,7 +122,7 @@ def test_rhat_and_ess_match_the_numpy_implementation():
         from tensorbridge.runtime.ppl.diagnostics import ess_bulk, ess_tail, rhat
         res = {}
         for name, x in payload.items():
-            a = pure_arrays.asarray(x)
+            a = python_arrays.asarray(x)
             res[name] = [rhat(a), ess_bulk(a), ess_tail(a)]
         print(json.dumps(res))
     """, {k: v.tolist() for k, v in SERIES.items()})
@@ -141,8 +142,8 @@ def test_diagnostics_edge_cases_match_numpy():
              "short": _ar1(0.2, 2, 6, 7)}
     out = _run_pure("""
         from tensorbridge.runtime.ppl.diagnostics import ess_bulk, ess_tail, rhat
-        res = {k: [rhat(pure_arrays.asarray(x)), ess_bulk(pure_arrays.asarray(x)),
-                   ess_tail(pure_arrays.asarray(x))] for k, x in payload.items()}
+        res = {k: [rhat(python_arrays.asarray(x)), ess_bulk(python_arrays.asarray(x)),
+                   ess_tail(python_arrays.asarray(x))] for k, x in payload.items()}
         print(json.dumps(res))
     """, {k: v.tolist() for k, v in cases.items()})
     for name, x in cases.items():
@@ -156,7 +157,7 @@ def test_namespace_choice_from_the_environment(value):
     env = dict(os.environ, TENSORBRIDGE_PPL_ARRAYS=value)
     proc = subprocess.run(
         [sys.executable, "-c", "from tensorbridge.runtime import host_namespace as a; "
-                               "print(a.NAME, a.np.__name__)"],
+                               "print(a.NAME, a.xp.__name__)"],
         capture_output=True, text=True, env=env, timeout=120)
     if value == "bogus":
         assert proc.returncode != 0 and "TENSORBRIDGE_PPL_ARRAYS" in proc.stderr
@@ -172,11 +173,11 @@ def test_numpy_is_the_namespace_where_it_is_installed():
 
     if os.environ.get("TENSORBRIDGE_PPL_ARRAYS", "auto") != "auto":
         pytest.skip("the suite itself runs with a forced namespace")
-    assert host_namespace.np is np and host_namespace.NAME == "numpy"
+    assert host_namespace.xp is np and host_namespace.NAME == "numpy"
     for name in ("adaptation", "diagnostics", "draws", "hamiltonian", "hmc", "nuts", "optimize",
                  "sampler"):
         mod = importlib.import_module(f"tensorbridge.runtime.ppl.{name}")
-        assert mod.np is np, name  # the fast path is NumPy itself, not a wrapper
+        assert mod.xp is np, name  # the fast path is NumPy itself, not a wrapper
 
 
 _INTERRUPTED = """
