@@ -49,15 +49,19 @@ from .graph import (
     Model,
     as_data,
     calculate,
+    cholesky_variable,
     distribution,
     model,
     model_backend,
+    ordered_variable,
     set_model_backend,
+    simplex_variable,
     simulate,
     variable,
 )
 from .kernels import KERNEL_NAMES, register_kernel
 from .lifetime import dispose, keep, tidy
+from .ode import OdeSolveError, ode_solve
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
 from .ppl import Draws, hmc, mcmc, nuts, opt  # bookkeeping in NumPy, or pure Python without it
@@ -89,6 +93,7 @@ from .ppl.distributions import (
 )
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from .random import Generator
+from .scan import scan
 from .tensor import Tensor
 
 _ppl_all = ["Draws", "hmc", "mcmc", "nuts", "opt"]
@@ -106,6 +111,7 @@ __all__ = [
     "Model",
     "MissingKernelError",
     "NonDifferentiableError",
+    "OdeSolveError",
     "Primitive",
     "SamplingInterrupted",
     "ShapeError",
@@ -138,11 +144,13 @@ __all__ = [
     "memory",
     "model",
     "normal",
+    "ode_solve",
     "primitive",
     "random",
     "testing",
     "register_backend",
     "register_kernel",
+    "scan",
     "set_backend",
     "set_model_backend",
     "simulate",
@@ -155,6 +163,9 @@ __all__ = [
     "model_backend",
     "value_and_grad",
     "variable",
+    "ordered_variable",
+    "simplex_variable",
+    "cholesky_variable",
     "vjp",
     "vmap",
     *_ops_all,
