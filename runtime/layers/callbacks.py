@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..progress_events import FitProgress, Sink, emit, has_sinks
 from .progress import ProgressBar
 
 __all__ = [
@@ -33,7 +34,9 @@ __all__ = [
     "LambdaCallback",
     "LearningRateScheduler",
     "ProgbarLogger",
+    "SinkCallback",
     "TerminateOnNaN",
+    "fit_event",
     "to_callback",
 ]
 
@@ -170,29 +173,45 @@ class CallbackList:
                 c.set_model(model)
             if params is not None:
                 c.set_params(params)
-        self.batch_hooks = any(c.wants_batch_hooks() for c in self.callbacks)
+        self.params = dict(params or {})
+        # fit's progress also goes to the registered sinks (runtime.progress_events), as events
+        self._sinks = has_sinks()
+        self._muted: set[int] = set()
+        self._epoch: int | None = None
+        self.batch_hooks = self._sinks or any(c.wants_batch_hooks() for c in self.callbacks)
 
     def _call(self, name: str, *args: Any) -> None:
         for c in self.callbacks:
             getattr(c, name)(*args)
 
+    def _emit(self, stage: str, index: int | None, logs: dict[str, Any] | None) -> None:
+        if self._sinks:
+            emit(fit_event(stage, index, logs, self.params, self._epoch), self._muted)
+
     def on_train_begin(self, logs=None):
         self._call("on_train_begin", logs)
+        self._emit("train_begin", None, logs)
 
     def on_train_end(self, logs=None):
         self._call("on_train_end", logs)
+        self._emit("train_end", None, logs)
 
     def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
         self._call("on_epoch_begin", epoch, logs)
+        self._emit("epoch_begin", epoch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
         self._call("on_epoch_end", epoch, logs)
+        self._emit("epoch_end", epoch, logs)
 
     def on_train_batch_begin(self, batch, logs=None):
         self._call("on_train_batch_begin", batch, logs)
+        self._emit("batch_begin", batch, logs)
 
     def on_train_batch_end(self, batch, logs=None):
         self._call("on_train_batch_end", batch, logs)
+        self._emit("batch_end", batch, logs)
 
     def on_test_begin(self, logs=None):
         self._call("on_test_begin", logs)
@@ -243,47 +262,86 @@ class History(Callback):
         return f"<History epochs={len(self.epoch)} keys={list(self.history)}>"
 
 
-class ProgbarLogger(Callback):
-    """Prints training progress: a bar per epoch (verbose=1) or one line per epoch (2)."""
+def fit_event(stage: str, index: int | None, logs: dict[str, Any] | None,
+              params: dict[str, Any], epoch: int | None = None) -> FitProgress:
+    """The event of a ``fit`` hook: ``index`` is the epoch of an epoch stage and the batch of a
+    batch stage (``epoch``: the current one); ``params``: the callbacks' (epochs, steps)."""
+    is_batch = stage.startswith("batch")
+    return FitProgress(stage, epoch if is_batch else index, int(params.get("epochs", 0)),
+                       index if is_batch else None, params.get("steps"), dict(logs or {}))
+
+
+class SinkCallback(Callback):
+    """A progress sink (a function of one ``FitProgress`` event) used as a callback of one
+    ``fit``: each training hook becomes the event the registered sinks get."""
+
+    def __init__(self, sink: Sink | None = None, batch_events: bool = True) -> None:
+        super().__init__()
+        self.sink = sink if sink is not None else self.on_progress
+        self.batch_events = batch_events
+        self._epoch: int | None = None
+
+    def on_progress(self, event: FitProgress) -> None:
+        """Override (or give ``sink``) to receive the events."""
+
+    def wants_batch_hooks(self) -> bool:
+        return self.batch_events
+
+    def _send(self, stage: str, index: int | None, logs: dict[str, Any] | None) -> None:
+        self.sink(fit_event(stage, index, logs, self.params, self._epoch))
+
+    def on_train_begin(self, logs=None):
+        self._send("train_begin", None, logs)
+
+    def on_train_end(self, logs=None):
+        self._send("train_end", None, logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+        self._send("epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._send("epoch_end", epoch, logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._send("batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._send("batch_end", batch, logs)
+
+
+class ProgbarLogger(SinkCallback):
+    """Prints training progress: a bar per epoch (verbose=1) or one line per epoch (2). A sink
+    of ``FitProgress`` events (``fit(verbose=)`` adds it; R's ``fit`` gives it R's console)."""
 
     def __init__(self, verbose: int = 1, stream: Any = None) -> None:
-        super().__init__()
+        super().__init__(batch_events=verbose == 1)
         self.verbose = verbose
         self.stream = stream
         self.bar: ProgressBar | None = None
-        self.epochs = 0
 
     def _out(self) -> Any:
         return self.stream if self.stream is not None else sys.stdout
 
-    def on_train_begin(self, logs=None):
-        self.epochs = self.params.get("epochs", 0)
-
-    def on_epoch_begin(self, epoch, logs=None):
-        out = self._out()
-        if self.verbose == 1:
-            out.write(f"Epoch {epoch + 1}/{self.epochs}\n")
-            out.flush()
-        self.bar = ProgressBar(self.params.get("steps"), stream=out)
-
-    def wants_batch_hooks(self) -> bool:
-        return self.verbose == 1
-
-    def on_train_batch_end(self, batch, logs=None):
-        if self.verbose == 1 and self.bar is not None:
-            self.bar.update(batch + 1, logs)
-
-    def on_epoch_end(self, epoch, logs=None):
-        if self.bar is None:
-            return
-        steps = self.params.get("steps") or self.bar.seen
-        if self.verbose == 1:
-            self.bar.update(steps, logs, finalize=True)
-        else:
-            line = self.bar.line(steps, logs).split("] - ", 1)[-1]
+    def on_progress(self, event: FitProgress) -> None:
+        if event.stage == "epoch_begin":
             out = self._out()
-            out.write(f"Epoch {epoch + 1}/{self.epochs} - {line}\n")
-            out.flush()
+            if self.verbose == 1:
+                out.write(f"Epoch {event.epoch + 1}/{event.epochs}\n")
+                out.flush()
+            self.bar = ProgressBar(event.steps, stream=out)
+        elif event.stage == "batch_end":
+            if self.verbose == 1 and self.bar is not None:
+                self.bar.update(event.batch + 1, dict(event.logs))
+        elif event.stage == "epoch_end" and self.bar is not None:
+            steps = event.steps or self.bar.seen
+            if self.verbose == 1:
+                self.bar.update(steps, dict(event.logs), finalize=True)
+            else:
+                line = self.bar.line(steps, dict(event.logs)).split("] - ", 1)[-1]
+                out = self._out()
+                out.write(f"Epoch {event.epoch + 1}/{event.epochs} - {line}\n")
+                out.flush()
 
 
 class EarlyStopping(Callback):

@@ -19,11 +19,12 @@ from ..graph.model_compiler import calculate
 from ..graph.nodes import _lazy
 from ..host_namespace import NAME, to_host, to_tensor, xp
 from ..interrupts import safe_point
+from ..progress_events import McmcProgress, emit, every_nth, has_sinks
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
 from .adaptation import regularised_variance as _reg_var
 from .chain_rng import PURPOSE_STEP_SEARCH, chain_rng, restart
 from .draws import Draws
-from .hamiltonian import PhasePoint
+from .hamiltonian import PhasePoint, guard_target
 from .hmc import hmc_transition
 from .nuts import nuts_transition
 
@@ -60,35 +61,63 @@ def hmc(n_leapfrog: int = 10, target_accept: float = 0.8,
                          step_size=step_size)
 
 class Progress:
+    """One run's progress: an ``McmcProgress`` event per ``update`` (see
+    ``runtime.progress_events``), sent to the registered sinks and to the run's own: the
+    terminal bar (``enabled``) and ``callback(dict)`` every ``every`` iterations and at the
+    last."""
+
     def __init__(self, total: int, enabled: bool, callback: Callable[[dict], Any] | None,
                  every: int) -> None:
         self.total, self.enabled, self.callback, self.every = total, enabled, callback, every
         self.start = time.perf_counter()
-        self.last_print = 0.0
         self.warmup_divergences = 0
+        self._muted: set[int] = set()  # sinks that raised: skipped for the rest of the run
+        own = [TerminalBar(total)] if enabled else []
+        if callback is not None:
+            own.append(every_nth(lambda e: callback(_callback_info(e)), every))
+        self._own = tuple(own)
+
+    @property
+    def reports_every(self) -> bool:
+        """Whether a sink may want every ``every``-th iteration (else the bar's cadence)."""
+        return self.callback is not None or has_sinks()
 
     def update(self, i: int, phase: str, divergences: int) -> None:
-        done = i + 1
         if phase == "warmup":
             self.warmup_divergences = divergences
-        if self.callback is not None and (done % self.every == 0 or done == self.total):
-            # divergences: all so far; warmup_divergences: those of warmup (so far)
-            self.callback({"iteration": done, "total": self.total, "phase": phase,
-                           "divergences": divergences,
-                           "warmup_divergences": self.warmup_divergences,
-                           "elapsed": time.perf_counter() - self.start})
-        if not self.enabled:
+        if not self._own and not has_sinks():
+            return
+        emit(McmcProgress(i + 1, self.total, phase, divergences, self.warmup_divergences,
+                          time.perf_counter() - self.start), self._muted, self._own)
+
+
+def _callback_info(event: McmcProgress) -> dict[str, Any]:
+    """What ``mcmc(callback=)`` gets: the event's fields by their Python names."""
+    info = event.as_dict()
+    del info["kind"]
+    return info
+
+
+class TerminalBar:
+    """The sink that draws ``mcmc``'s bar on standard error (redrawn at most every 0.1 s)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.last_print = 0.0
+
+    def __call__(self, event: McmcProgress) -> None:
+        if not isinstance(event, McmcProgress):
             return
         now = time.perf_counter()
+        done = event.iteration
         if now - self.last_print < 0.1 and done != self.total:
             return
         self.last_print = now
-        frac = done / self.total
-        bar = "#" * int(30 * frac)
+        bar = "#" * int(30 * done / self.total)
         # as Stan and greta: the divergences of the current phase (warmup's are expected)
-        shown = divergences - (self.warmup_divergences if phase != "warmup" else 0)
-        sys.stderr.write(f"\r{phase:>8} [{bar:<30}] {done}/{self.total} "
-                         f"{now - self.start:5.1f}s  divergences: {shown}")
+        shown = event.divergences - (event.warmup_divergences if event.phase != "warmup" else 0)
+        sys.stderr.write(f"\r{event.phase:>8} [{bar:<30}] {done}/{self.total} "
+                         f"{event.elapsed:5.1f}s  divergences: {shown}")
         if done == self.total:
             sys.stderr.write("\n")
         sys.stderr.flush()
@@ -131,6 +160,9 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
                                                          backend=model.backend))
             return to_host(lp, xp.float64), to_host(g, xp.float64)
 
+    # a numerical failure (a Cholesky factor of a matrix that is not positive definite...) at a
+    # proposal is a divergence, in the step-size search, warmup and sampling: never an abort
+    target = guard_target(target)
     q0 = _initial_free(model, chains, initial_values, rng, target)
     logp, grad = target(q0)
     z = PhasePoint(q0, xp.zeros_like(q0), logp, grad)

@@ -145,7 +145,7 @@ def _report(bar: Progress, runs: list[Any], counted: list[bool], done: int, k: i
     at = {k - 1}
     if warmup - 1 - done in range(k):
         at.add(warmup - 1 - done)
-    if bar.callback is not None:
+    if bar.reports_every:  # a sink (the callback, a door's) may want every bar.every-th
         first = -(done + 1) % bar.every  # the first j with (done + j + 1) % every == 0
         at.update(range(first, k, bar.every))
         if done + k == bar.total:
