@@ -374,7 +374,10 @@ export interface ProgressInfo {
   iteration: number;
   total: number;
   phase: "warmup" | "sampling";
+  /** all so far: warmup's and the kept draws' */
   divergences: number;
+  /** those of warmup so far (was warmup_divergences before the doors shared one spec) */
+  warmupDivergences: number;
   /** seconds since sampling started */
   elapsed: number;
 }

@@ -58,9 +58,10 @@ class ProgressEvent:
 
     kind: ClassVar[str] = ""
 
-    def as_dict(self, door: str = "python") -> dict[str, Any]:
-        """The fields (and ``kind``) named for ``door``: "python", "r" or "js"."""
-        out: dict[str, Any] = {"kind": self.kind}
+    def as_dict(self, door: str = "python", kind: bool = True) -> dict[str, Any]:
+        """The fields (first ``kind``, unless ``kind=False``) named for ``door``: "python", "r"
+        or "js"."""
+        out: dict[str, Any] = {"kind": self.kind} if kind else {}
         for f in dataclasses.fields(self):
             out[door_name(f.name, door)] = getattr(self, f.name)
         return out
@@ -189,12 +190,12 @@ def sinks_table() -> str:
     return "\n".join(lines)
 
 
-def every_nth(sink: Sink, every: int) -> Sink:
+def every_nth(sink: Sink, every: int, name: str = "every") -> Sink:
     """``sink`` fed the ``mcmc`` events of every ``every``-th iteration and of the last one (the
     cadence of ``mcmc(callback_every=)``, R's ``pb_update``, JS's ``callbackEvery``); other
-    events pass through."""
+    events pass through. ``name``: the argument ``every`` came from, for the error."""
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every: expected an integer >= 1, got {every!r}")
+        raise ValueError(f"{name}: expected an integer >= 1, got {every!r}")
 
     def thinned(event: ProgressEvent) -> Any:
         if isinstance(event, McmcProgress) and not (

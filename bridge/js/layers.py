@@ -5,7 +5,8 @@ The npm client builds layer specs in JS (``tb.layers.dense({units: 32})`` ->
 names) and calls the functions here through the bridge; models stay Python objects held by
 handle. Everything works without NumPy (Pyodide, ``tfjs`` backend).
 
-Progress of ``fit`` goes to JS through the client's event channel, the JS module
+Progress of ``fit`` goes to JS through the client's event channel (a progress sink for the call,
+``runtime.progress_events``: the ``FitProgress`` events' fields in camelCase), the JS module
 ``_tensorbridge_events`` that the client registers in Pyodide: ``emit(channel, json_text)`` is
 fire and forget (in a browser a ``postMessage`` from the worker to the page, so training never
 waits for the page), and ``aborted(channel)`` tells whether the page asked to stop (a shared
@@ -19,9 +20,10 @@ import math
 from typing import Any
 
 from ...runtime import layers as L
+from ...runtime.argument_checks import door_name
 from ...runtime.layers import optimizers
 from ...runtime.layers import serialization as _ser
-from ...runtime.layers.callbacks import Callback
+from ...runtime.progress_events import FitProgress, Sink, progress_sinks
 
 __all__ = [
     "add",
@@ -61,42 +63,25 @@ def _logs(logs: dict[str, Any] | None) -> dict[str, Any]:
     return {k: _plain(v) for k, v in (logs or {}).items()}
 
 
-class JsProgress(Callback):
-    """Sends the hooks the JS side listens to as events; stops training when JS asked."""
+def _fit_sink(model: Any, channel: int, hooks: list[str]) -> Sink:
+    """The progress sink of one ``fit`` from JS: the ``FitProgress`` events whose hook JS listens
+    to (``on_`` + stage in camelCase: ``onEpochEnd``) go to the channel with the event's fields
+    in camelCase; a stop asked by JS ends training after the current batch."""
+    ev = _events()
+    send, aborted = ev.emit, ev.aborted
+    wanted = set(hooks)
 
-    def __init__(self, channel: int, hooks: list[str]) -> None:
-        super().__init__()
-        self.channel = channel
-        self.hooks = set(hooks)
-        ev = _events()
-        self._emit, self._aborted = ev.emit, ev.aborted
+    def forward(event: FitProgress) -> None:
+        if not isinstance(event, FitProgress):
+            return
+        if door_name("on_" + event.stage, "js") in wanted:
+            fields = event.as_dict("js")
+            fields["logs"] = _logs(event.logs)
+            send(channel, json.dumps(fields))
+        if event.stage != "train_end" and aborted(channel):
+            model.stop_training = True
 
-    def _send(self, hook: str, index: int | None, logs: dict[str, Any] | None) -> None:
-        if hook in self.hooks:
-            self._emit(self.channel, json.dumps({"hook": hook, "index": index,
-                                                 "logs": _logs(logs)}))
-        if self._aborted(self.channel):
-            self.model.stop_training = True
-
-    def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
-        self._send("onTrainBegin", None, logs)
-
-    def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
-        if "onTrainEnd" in self.hooks:
-            self._emit(self.channel, json.dumps({"hook": "onTrainEnd", "index": None,
-                                                 "logs": _logs(logs)}))
-
-    def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self._send("onEpochBegin", epoch, logs)
-
-    def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-        self._send("onEpochEnd", epoch, logs)
-
-    def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._send("onBatchBegin", batch, logs)
-
-    def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
-        self._send("onBatchEnd", batch, logs)
+    return forward
 
 
 # -- building ------------------------------------------------------------------------------------
@@ -151,13 +136,13 @@ def fit(model: Any, x: Any, y: Any, options: dict[str, Any] | None = None,
     """``model.fit`` with the JS options (already in Python names); progress as events."""
     opts = dict(options or {})
     callbacks = list(opts.pop("callbacks", None) or [])
-    if channel is not None:
-        callbacks.append(JsProgress(int(channel), list(hooks or [])))
+    sink = None if channel is None else _fit_sink(model, int(channel), list(hooks or []))
     vd = opts.get("validation_data")
     if isinstance(vd, list):
         opts["validation_data"] = tuple(vd)
     opts.setdefault("verbose", 0)
-    h = model.fit(x, y, callbacks=callbacks, **opts)
+    with progress_sinks(sink):
+        h = model.fit(x, y, callbacks=callbacks, **opts)
     return {"epoch": list(h.epoch), "history": {k: [_plain(v) for v in vals]
                                                 for k, vals in h.history.items()},
             "params": {k: v for k, v in h.params.items() if isinstance(v, int | float | str)}}

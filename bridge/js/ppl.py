@@ -26,6 +26,7 @@ from ...runtime.graph import model as _model
 from ...runtime.graph.nodes import LazyArray
 from ...runtime.graph.simulate import simulate as _simulate
 from ...runtime.ppl.draws import Draws
+from ...runtime.progress_events import McmcProgress, every_nth, progress_sinks
 
 __all__ = ["calculate", "distribution", "draws_result", "make_distribution", "mcmc", "model",
            "opt", "summary_rows"]
@@ -168,7 +169,9 @@ def draws_result(draws: Any) -> dict[str, Any]:
 def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = None,
          progress: bool = False) -> dict[str, Any]:
     """``tb.mcmc`` with the JS options (Python names); ``channel``: the JS event channel that
-    receives ``{"iteration", "total", "phase", "divergences", "elapsed"}`` and whose stop flag
+    receives the ``McmcProgress`` events' fields in camelCase (``{"iteration", "total", "phase",
+    "divergences", "warmupDivergences", "elapsed"}``, every ``callbackEvery`` iterations: a
+    progress sink for this call) and whose stop flag
     ends sampling (the draws so far are kept, ``interrupted`` is set)."""
 
 
@@ -185,17 +188,19 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
         if kind not in ("nuts", "hmc"):
             raise ValueError(f"sampler: expected 'nuts' or 'hmc', got {kind!r}")
         sampler = getattr(tb, kind)(**spec)
+    sink = None
     if channel is not None:
         ev = _events()
-        emit, aborted, ch = ev.emit, ev.aborted, int(channel)
+        send, aborted, ch = ev.emit, ev.aborted, int(channel)
 
-        def callback(info: dict[str, Any]) -> None:
-            emit(ch, json.dumps({k: v if isinstance(v, str | int) else _number(v)
-                                 for k, v in info.items()}))
+        def forward(event: McmcProgress) -> None:
+            if isinstance(event, McmcProgress):  # the event's fields, named for JS
+                send(ch, json.dumps({k: v if isinstance(v, str | int) else _number(v)
+                                     for k, v in event.as_dict("js", kind=False).items()}))
 
-        opts["callback"] = callback
+        sink = every_nth(forward, opts.get("callback_every", 50), "callbackEvery")
         opts["should_stop"] = lambda: bool(aborted(ch))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), progress_sinks(sink):
         warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)  # JS: .interrupted
         draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
     return draws_result(draws)

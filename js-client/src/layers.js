@@ -243,13 +243,19 @@ export function makeLayers(tb) {
       this._stop = false;
       let failure = null;
       const ch = tb._openEvents((text) => {
+        // the runtime's FitProgress event (runtime/progress_events.py), fields in camelCase:
+        // {kind, stage, epoch, epochs, batch, steps, logs}; stage "epoch_end" -> onEpochEnd
         const ev = JSON.parse(text);
         const logs = numbers(ev.logs);
+        const hook = "on" + ev.stage.split("_").map((w) => w[0].toUpperCase() + w.slice(1))
+          .join("");
+        const index = ev.stage.startsWith("batch") ? ev.batch
+          : ev.stage.startsWith("epoch") ? ev.epoch : null;
         for (const c of cbs) {
-          const f = c?.[ev.hook];
+          const f = c?.[hook];
           if (typeof f !== "function") continue;
           try {
-            if (ev.index === null) f.call(c, logs); else f.call(c, ev.index, logs);
+            if (index === null) f.call(c, logs); else f.call(c, index, logs);
           } catch (e) {
             failure ??= e;
             tb._stopEvents(ch);

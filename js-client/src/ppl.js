@@ -187,7 +187,8 @@ export function makePpl(tb) {
   /**
    * mcmc(model, {nSamples, warmup, chains, seed, thin, sampler: "nuts" | "hmc" |
    * {kind, maxDepth, nLeapfrog, targetAccept, stepSize}, initialValues, callbackEvery,
-   * onProgress({iteration, total, phase, divergences, elapsed}), signal}) -> Draws
+   * onProgress({iteration, total, phase, divergences, warmupDivergences, elapsed}), signal})
+   * -> Draws (the runtime's McmcProgress event, fields in camelCase)
    */
   async function mcmc(m, options = {}) {
     const { onProgress, signal, sampler, ...rest } = options;

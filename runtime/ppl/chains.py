@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import SamplingInterrupted
 from ..graph.model_compiler import calculate
 from ..graph.nodes import _lazy
-from ..host_namespace import NAME, to_host, to_tensor, xp
+from ..host_namespace import to_host, to_tensor, xp
 from ..interrupts import safe_point
 from ..progress_events import McmcProgress, emit, every_nth, has_sinks
 from .adaptation import DualAveraging, Welford, WindowSchedule, find_reasonable_step
@@ -74,7 +74,7 @@ class Progress:
         self._muted: set[int] = set()  # sinks that raised: skipped for the rest of the run
         own = [TerminalBar(total)] if enabled else []
         if callback is not None:
-            own.append(every_nth(lambda e: callback(_callback_info(e)), every))
+            own.append(every_nth(lambda e: callback(_callback_info(e)), every, "callback_every"))
         self._own = tuple(own)
 
     @property
@@ -93,9 +93,7 @@ class Progress:
 
 def _callback_info(event: McmcProgress) -> dict[str, Any]:
     """What ``mcmc(callback=)`` gets: the event's fields by their Python names."""
-    info = event.as_dict()
-    del info["kind"]
-    return info
+    return event.as_dict(kind=False)
 
 
 class TerminalBar:
@@ -151,15 +149,7 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
     rng = chain_rng(seed, chains, chain_ids, xp)
     n = model.n_free
 
-    if NAME == "numpy":
-        target = model.compiled_target(chains)  # raw NumPy in and out: the hot path
-    else:
-
-        def target(q: Any) -> tuple[Any, Any]:
-            lp, g = model.log_density_and_grad(to_tensor(q, dtype=model.dtype,
-                                                         backend=model.backend))
-            return to_host(lp, xp.float64), to_host(g, xp.float64)
-
+    target = model.compiled_target(chains)  # host arrays in and out (raw NumPy: the hot path)
     # a numerical failure (a Cholesky factor of a matrix that is not positive definite...) at a
     # proposal is a divergence, in the step-size search, warmup and sampling: never an abort
     target = guard_target(target)

@@ -43,6 +43,10 @@ test("eight schools from JS: draws, shapes, summary, progress", { timeout: 30000
   assert.equal(progress.at(-1).phase, "sampling");
   assert.equal(progress.at(-1).total, 400);
   assert.ok(progress.every((p) => typeof p.elapsed === "number" && p.divergences >= 0));
+  // the runtime's McmcProgress fields, named for JS (R reads the same fields in snake_case)
+  assert.deepEqual(Object.keys(progress[0]).sort(),
+    ["divergences", "elapsed", "iteration", "phase", "total", "warmupDivergences"]);
+  assert.ok(progress.every((p) => p.warmupDivergences <= p.divergences));
   // the summary: one row per scalar, the columns of Python's Summary in camelCase
   const rows = draws.summary();
   assert.equal(rows.length, 2 + 8 + 8);
