@@ -18,7 +18,7 @@ from typing import Any
 
 from ..autodiff.core import Primitive, Trace, Tracer, bind
 from ..dtypes import as_dtype
-from ..ops.creation import tensor, zeros
+from ..ops.creation import eye, ones, tensor, zeros
 from ..ops.shape import broadcast_shapes
 from ..tensor import Tensor
 from .bijectors import Bijector, Constraint, biject_to, from_bounds
@@ -185,9 +185,41 @@ class GraphTrace(Trace):
             if isinstance(a, LazyArray) and a._trace is self:
                 refs[i] = a._primal
                 node_args[i] = a.node
-        reference = bind(prim, refs, params)
+        try:
+            reference = bind(prim, refs, params)
+        except (ArithmeticError, ValueError) as err:  # LinAlgError is a ValueError
+            # a variable's reference is one feasible point (zeros on the free scale): an op that
+            # fails there (the Cholesky factor or a solve of a zero matrix) is not a bad model.
+            # The reference only gives the shape and dtype of an unknown value, so take them
+            # from well-conditioned stand-ins; an error that persists (shapes) is the user's.
+            reference = _stand_in_reference(prim, args, refs, params, err)
         node = OperationNode(prim, node_args, params, reference)
         return _lazy(node, self)
+
+
+def _stand_in_reference(prim: Primitive, args: Sequence[Any], refs: list[Any],
+                        params: dict[str, Any], err: Exception) -> Any:
+    """``prim`` at identity matrices (square trailing axes) or ones in place of the reference
+    values of its unknown arguments; raises ``err`` when there are none or it fails there too."""
+    stand_ins = list(refs)
+    unknown = False
+    for i, a in enumerate(args):
+        if isinstance(a, LazyArray) and not a.node.known:
+            unknown = True
+            r = refs[i]
+            shape = tuple(r.shape)
+            if len(shape) >= 2 and shape[-1] == shape[-2]:
+                value = ones(shape, dtype=r.dtype, backend=r.backend) * eye(
+                    shape[-1], dtype=r.dtype, backend=r.backend)
+            else:
+                value = ones(shape, dtype=r.dtype, backend=r.backend)
+            stand_ins[i] = value
+    if not unknown:
+        raise err
+    try:
+        return bind(prim, stand_ins, params)
+    except (ArithmeticError, ValueError):
+        raise err from None
 
 
 _GRAPH = GraphTrace()

@@ -13,10 +13,61 @@ from dataclasses import dataclass
 
 from ..host_namespace import xp
 
-__all__ = ["PhasePoint", "Target", "kinetic", "leapfrog"]
+__all__ = ["NUMERICAL_ERRORS", "PhasePoint", "Target", "guard_target", "kinetic",
+           "leapfrog"]
 
 # log density and gradient of a batch of free states: [B, n] -> ([B], [B, n])
 Target = Callable[[xp.ndarray], tuple[xp.ndarray, xp.ndarray]]
+
+
+# what a density raises at a point where it has no value: a factor of a matrix that is not
+# positive definite or a singular solve (NumPy's and SciPy's LinAlgError, the python backend's,
+# TF.js's ValueError), a floating-point trap. Such a point is a rejected step, as Stan does.
+NUMERICAL_ERRORS: tuple[type[BaseException], ...] = (ArithmeticError, ValueError)
+
+
+def guard_target(target: Target) -> Target:
+    """``target`` where a numerical failure is a point of log density -inf with a NaN gradient
+    (what the compiled samplers make of a density's failure status), so that the samplers
+    count a divergence and go on. A batch that raises is evaluated chain by chain (each as a
+    batch of copies of its own row, the shape the target was made for) to find which failed;
+    a non-finite log density or gradient is also -inf."""
+
+    def guarded(q: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
+        try:
+            logp, grad = target(q)
+        except NUMERICAL_ERRORS:
+            return _row_by_row(target, q)
+        # one cheap test for the common case: every value finite
+        if xp.isfinite(xp.sum(logp) + xp.sum(grad)):
+            return logp, grad
+        return _mark_failed(logp, grad)
+
+    return guarded
+
+
+def _mark_failed(logp: xp.ndarray, grad: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
+    bad = ~(xp.isfinite(logp) & xp.all(xp.isfinite(grad), axis=1))
+    if not bad.any():  # finite values whose sum overflowed
+        return logp, grad
+    # the target's arrays are its own (they must not be modified): new ones
+    return xp.where(bad, -xp.inf, logp), xp.where(bad[:, None], xp.nan, grad)
+
+
+def _row_by_row(target: Target, q: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
+    b, n = q.shape
+    logp = xp.full(b, -xp.inf)
+    grad = xp.full((b, n), xp.nan)
+    finite = xp.all(xp.isfinite(q), axis=1)
+    for c in range(b):
+        if not finite[c]:  # a chain already diverged to a non-finite position
+            continue
+        try:
+            lp, g = target(xp.stack([q[c]] * b))
+        except NUMERICAL_ERRORS:
+            continue
+        logp[c], grad[c] = lp[0], g[0]
+    return _mark_failed(logp, grad)
 
 
 @dataclass
