@@ -167,7 +167,8 @@ def _draw(n: GraphNode, env: dict, gen: Any, nsim: int) -> Tensor:
     d = n.distribution
     family = d.family
     event_ndim = getattr(family, "event_ndim", 0)
-    ranks = _PARAM_EVENT_NDIM.get(family.name, {})
+    # a family may say its parameters' event ranks itself ((name, rank) pairs, or a dict)
+    ranks = dict(getattr(family, "param_event_ndim", ())) or _PARAM_EVENT_NDIM.get(family.name, {})
     value_batch_ndim = len(n.shape) - event_ndim
     params = {}
     for k, a in d.param_args.items():

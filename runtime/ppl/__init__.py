@@ -15,13 +15,22 @@ from .distributions import (
     cauchy,
     chi_squared,
     dirichlet,
+    dirichlet_multinomial,
     exponential,
+    f,
     gamma,
+    hypergeometric,
+    icauchit,
+    icloglog,
+    imultilogit,
     inverse_gamma,
+    iprobit,
+    joint,
     laplace,
     lkj_correlation,
     logistic,
     lognormal,
+    mixture,
     multinomial,
     multivariate_normal,
     negative_binomial,
@@ -31,10 +40,12 @@ from .distributions import (
     student,
     uniform,
     weibull,
+    wishart,
 )
 from .draws import Draws
 from .optimize import OptResult, opt
 from .sampler import hmc, mcmc, nuts
 
 __all__ = ["Draws", "OptResult", "distributions", "ess_bulk", "ess_tail", "hmc", "mcmc", "nuts",
-           "opt", "rhat", *distributions.DISTRIBUTIONS]
+           "opt", "rhat", *distributions.DISTRIBUTIONS, *distributions.COMBINATORS,
+           *distributions.LINKS]

@@ -21,12 +21,19 @@ import operator
 from typing import Any
 
 from ... import ops
-from ...argument_checks import DistributionSpec, arg_tests, check_values, distribution_spec
+from ...argument_checks import (
+    DistributionSpec,
+    arg_tests,
+    check_arg,
+    check_values,
+    distribution_spec,
+)
 from ...graph.model_compiler import make_distribution
-from ...graph.nodes import LazyArray, model_backend
+from ...graph.nodes import LazyArray, VariableNode, _lazy, model_backend
 from ...host_namespace import xp
 from ...tensor import Tensor
 from . import families, sampling, special
+from .combinators import Joint, Mixture, component_key
 from .data_checks import check_data
 from .data_checks import host_values as _host
 from .data_checks import is_unknown as _unknown
@@ -39,8 +46,11 @@ from .families import (
     Cauchy,
     ChiSquared,
     Dirichlet,
+    DirichletMultinomial,
     Exponential,
+    F,
     Gamma,
+    Hypergeometric,
     InverseGamma,
     Laplace,
     LKJCorrelation,
@@ -56,7 +66,9 @@ from .families import (
     Truncated,
     Uniform,
     Weibull,
+    Wishart,
 )
+from .links import icauchit, icloglog, imultilogit, iprobit
 
 __all__ = [
     "CATALOGUE",
@@ -70,14 +82,23 @@ __all__ = [
     "cauchy",
     "chi_squared",
     "dirichlet",
+    "dirichlet_multinomial",
     "exponential",
+    "f",
     "families",
     "gamma",
+    "hypergeometric",
+    "icauchit",
+    "icloglog",
+    "imultilogit",
+    "iprobit",
     "inverse_gamma",
+    "joint",
     "laplace",
     "lkj_correlation",
     "logistic",
     "lognormal",
+    "mixture",
     "multinomial",
     "multivariate_normal",
     "negative_binomial",
@@ -89,6 +110,7 @@ __all__ = [
     "student",
     "uniform",
     "weibull",
+    "wishart",
 ]
 
 # the public constructors (what tensorbridge re-exports)
@@ -97,13 +119,20 @@ DISTRIBUTIONS = [
     "dirichlet", "exponential", "gamma", "inverse_gamma", "laplace", "lkj_correlation",
     "logistic", "lognormal", "multinomial", "multivariate_normal", "negative_binomial", "normal",
     "pareto", "poisson", "student", "uniform", "weibull",
+    # issue 16
+    "dirichlet_multinomial", "f", "hypergeometric", "wishart",
 ]
+
+# greta's functions that combine distributions (their components are arguments ``...``, so they
+# are not in the catalogue of constructors the doors call by name) and its inverse links
+COMBINATORS = ["joint", "mixture"]
+LINKS = ["icauchit", "icloglog", "imultilogit", "iprobit"]
 
 # natural supports of the truncatable families: truncation bounds must lie inside
 _NATURAL = {"lognormal": (0.0, math.inf), "gamma": (0.0, math.inf),
             "inverse_gamma": (0.0, math.inf), "weibull": (0.0, math.inf),
             "exponential": (0.0, math.inf), "pareto": (0.0, math.inf),
-            "chi_squared": (0.0, math.inf), "beta": (0.0, 1.0)}
+            "chi_squared": (0.0, math.inf), "beta": (0.0, 1.0), "f": (0.0, math.inf)}
 
 
 _CHECKS = {
@@ -322,7 +351,7 @@ def multinomial(size: Any, prob: Any, n_realisations: Any = None, dimension: Any
     return _make_mv(Multinomial(), {"size": _as_param(size), "prob": prob}, n_realisations)
 
 
-def _check_covariance(s: Any) -> None:
+def _check_covariance(s: Any, fname: str = "multivariate_normal") -> None:
     """Known ``Sigma`` values (``[..., K, K]``) must be symmetric and positive definite: with
     NumPy, or in pure Python where there is none (Pyodide)."""
     try:
@@ -331,11 +360,11 @@ def _check_covariance(s: Any) -> None:
         np = None
     if np is not None:
         if not np.allclose(s, np.swapaxes(s, -1, -2)):
-            raise ValueError("multivariate_normal: Sigma must be symmetric")
+            raise ValueError(f"{fname}: Sigma must be symmetric")
         try:
             np.linalg.cholesky(s)
         except np.linalg.LinAlgError:
-            raise ValueError("multivariate_normal: Sigma must be positive definite") from None
+            raise ValueError(f"{fname}: Sigma must be positive definite") from None
         return
 
     def matrices(m: Any) -> list[Any]:
@@ -345,14 +374,14 @@ def _check_covariance(s: Any) -> None:
         k = len(a)
         if any(abs(a[i][j] - a[j][i]) > 1e-8 + 1e-5 * abs(a[j][i])
                for i in range(k) for j in range(i)):
-            raise ValueError("multivariate_normal: Sigma must be symmetric")
+            raise ValueError(f"{fname}: Sigma must be symmetric")
         chol = [[0.0] * k for _ in range(k)]
         for i in range(k):
             for j in range(i + 1):
                 v = a[i][j] - sum(chol[i][m] * chol[j][m] for m in range(j))
                 if i == j:
                     if not v > 0:
-                        raise ValueError("multivariate_normal: Sigma must be positive definite")
+                        raise ValueError(f"{fname}: Sigma must be positive definite")
                     chol[i][i] = math.sqrt(v)
                 else:
                     chol[i][j] = v / chol[j][j]
@@ -390,6 +419,144 @@ def lkj_correlation(eta: Any, dimension: int = 2) -> LazyArray:
     check_values(_ARG_TESTS, "lkj_correlation", (eta, dimension))
     family = LKJCorrelation(int(dimension))
     return _make_mv(family, {"eta": _as_param(eta)}, None)
+
+
+# -- issue 16: F, hypergeometric, Dirichlet-multinomial, Wishart ---------------------------------
+def f(df1: Any, df2: Any, dim: Any = None, truncation: Any = None) -> LazyArray:
+    """Fisher's F distribution with ``df1`` and ``df2`` degrees of freedom."""
+    check_values(_ARG_TESTS, "f", (df1, df2, dim, truncation))
+    return _make(F(), {"df1": df1, "df2": df2}, dim, truncation)
+
+
+def hypergeometric(m: Any, n: Any, k: Any, dim: Any = None) -> LazyArray:
+    """White balls among ``k`` drawn without replacement from ``m`` white and ``n`` black
+    (R's ``dhyper(x, m, n, k)``); observed only."""
+    check_values(_ARG_TESTS, "hypergeometric", (m, n, k, dim))
+    if not (_unknown(m) or _unknown(n) or _unknown(k)):
+        if not xp.all(_host(k) <= _host(m) + _host(n)):
+            raise ValueError(f"hypergeometric: k must be at most m + n (the balls in the urn), "
+                             f"got k={_host(k).tolist()}, m + n={(_host(m) + _host(n)).tolist()}")
+    return _make(Hypergeometric(), {"m": m, "n": n, "k": k}, dim)
+
+
+def dirichlet_multinomial(size: Any, alpha: Any, n_realisations: Any = None,
+                          dimension: Any = None) -> LazyArray:
+    """Counts of ``size`` draws over categories with Dirichlet(``alpha``) probabilities (last
+    axis); observed only."""
+    check_values(_ARG_TESTS, "dirichlet_multinomial", (size, alpha, n_realisations, dimension))
+    alpha = _event_param(alpha, "alpha", "dirichlet_multinomial", dimension)
+    return _make_mv(DirichletMultinomial(), {"size": _as_param(size), "alpha": alpha},
+                    n_realisations)
+
+
+def wishart(df: Any, Sigma: Any, dimension: Any = None) -> LazyArray:
+    """Wishart over symmetric positive definite ``K x K`` matrices with ``df > K - 1`` degrees
+    of freedom and scale matrix ``Sigma`` (mean ``df * Sigma``); as a prior the matrix is
+    sampled through its Cholesky factor."""
+    check_values(_ARG_TESTS, "wishart", (df, Sigma, dimension))
+    Sigma = _as_param(Sigma)
+    if Sigma.ndim < 2 or Sigma.shape[-1] != Sigma.shape[-2]:
+        raise ValueError(f"wishart: Sigma must be a square matrix [..., K, K], got shape "
+                         f"{list(Sigma.shape)}")
+    k = Sigma.shape[-1]
+    if dimension is not None and int(dimension) != k:
+        raise ValueError(f"wishart: dimension {dimension} does not match the {k} x {k} Sigma")
+    if not _unknown(Sigma):
+        _check_covariance(_host(Sigma), "wishart")
+    df = _as_param(df)
+    if not _unknown(df) and not xp.all(_host(df) > k - 1):
+        raise ValueError(f"wishart: df must be greater than K - 1 = {k - 1} for a {k} x {k} "
+                         f"Sigma, got {_host(df).tolist()}")
+    return _make_mv(Wishart(), {"df": df, "Sigma": Sigma}, None)
+
+
+# -- mixture() and joint() ------------------------------------------------------------------------
+def _components(fname: str, dists: tuple[Any, ...]) -> list[tuple[Any, dict[str, Any], tuple]]:
+    """(family, parameters, shape) of each component: what a distribution constructor made.
+    Its variable leaves the graph (the combined distribution stands for it)."""
+    if len(dists) < 2:
+        raise ValueError(f"{fname}: give at least two distributions, got {len(dists)}")
+    out = []
+    for i, d in enumerate(dists, 1):
+        node = d.node if isinstance(d, LazyArray) else None
+        dn = getattr(node, "distribution", None)
+        if not isinstance(node, VariableNode) or dn is None or dn.target is not node:
+            raise TypeError(f"{fname}: argument {i} must be a distribution (e.g. normal(0, 1)), "
+                            f"got {type(d).__name__}")
+        if node.children:
+            raise ValueError(f"{fname}: argument {i} is already used in other operations; give "
+                             f"the distribution itself")
+        params = {k: _lazy(v) if not isinstance(v, Tensor) else v
+                  for k, v in dn.param_args.items()}
+        out.append((dn.family, params, tuple(node.shape)))
+    kinds = {bool(getattr(f, "discrete", False)) for f, _, _ in out}
+    if len(kinds) > 1:
+        raise ValueError(f"{fname}: the distributions must be all continuous or all discrete")
+    shapes = {s for _, _, s in out}
+    if len(shapes) > 1:
+        raise ValueError(f"{fname}: the distributions must have the same dimensions, got "
+                         f"{', '.join(str(list(s)) for _, _, s in out)}")
+    for d in dists:  # taken over: detach the component's own density from the graph
+        dn = d.node.distribution
+        for p in dn.parents:
+            p.children.remove(dn)
+        d.node.distribution = None
+    return out
+
+
+def _combined_params(parts: list[tuple[Any, dict[str, Any], tuple]]) -> dict[str, Any]:
+    return {component_key(i, k): v for i, (_, params, _) in enumerate(parts)
+            for k, v in params.items()}
+
+
+def _as_shape(fname: str, dim: Any) -> tuple[int, ...] | None:
+    check_arg(fname, "dim", "shape", dim)
+    if dim is None:
+        return None
+    return tuple(operator.index(d) for d in (dim if isinstance(dim, list | tuple) else (dim,)))
+
+
+def mixture(*dists: Any, weights: Any, dim: Any = None) -> LazyArray:
+    """A mixture of distributions: log p(x) = log sum_i w_i p_i(x), ``weights`` (positive, need
+    not sum to one) with the components along its first axis, its other axes 1 or matching the
+    distributions' dimensions."""
+    check_arg("mixture", "weights", "array", weights)
+    want = _as_shape("mixture", dim)
+    parts = _components("mixture", dists)
+    w = _as_param(weights)
+    n = len(parts)
+    if w.ndim == 0 or w.shape[0] != n:
+        raise ValueError(f"mixture: weights must have {n} entries along its first dimension "
+                         f"(one per distribution), got shape {list(w.shape)}")
+    family = Mixture([fam for fam, _, _ in parts])
+    ev = family.event_ndim
+    shape = parts[0][2] if want is None else want
+    batch = list(shape[:len(shape) - ev])
+    rest = list(w.shape[1:])
+    while len(rest) > len(batch) and rest[-1] == 1:
+        rest.pop()  # an R column of weights (K x 1) for scalar distributions
+    if want is None and not batch and rest:
+        batch = list(rest)  # scalar distributions with weights per element
+        shape = (*batch, *shape)
+    rest += [1] * (len(batch) - len(rest))
+    if len(rest) != len(batch) or any(r not in (1, b) for r, b in zip(rest, batch)):
+        raise ValueError(f"mixture: weights of shape {list(w.shape)} do not fit distributions "
+                         f"of dimensions {list(shape)}: after the first, its dimensions must be "
+                         f"1 or the distributions'")
+    w = ops.reshape(w, (n, *rest))
+    params = {**_combined_params(parts), "weights": w}
+    _validate(family, {"weights": w})
+    return make_distribution(family, params, tuple(shape))
+
+
+def joint(*dists: Any, dim: Any = None) -> LazyArray:
+    """Independent univariate distributions side by side: a variable (or data) whose last
+    dimension has one entry per distribution, ``dim`` giving the dimensions before it."""
+    want = _as_shape("joint", dim)
+    parts = _components("joint", dists)
+    family = Joint([fam for fam, _, _ in parts])
+    shape = parts[0][2] if want is None else want
+    return make_distribution(family, _combined_params(parts), (*shape, len(parts)))
 
 
 # -- the catalogue ------------------------------------------------------------------------------

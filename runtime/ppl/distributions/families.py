@@ -31,6 +31,7 @@ from ...graph.bijectors import (
     interval,
     observed_only,
     one_hot,
+    positive_definite,
     real,
     simplex,
 )
@@ -70,8 +71,11 @@ __all__ = [
     "Cauchy",
     "ChiSquared",
     "Dirichlet",
+    "DirichletMultinomial",
+    "F",
     "Exponential",
     "Gamma",
+    "Hypergeometric",
     "InverseGamma",
     "LKJCorrelation",
     "Laplace",
@@ -87,7 +91,9 @@ __all__ = [
     "Truncated",
     "Uniform",
     "Weibull",
+    "Wishart",
     "lkj_log_normaliser",
+    "log_multigamma",
 ]
 
 _NINF = -math.inf
@@ -1049,6 +1055,7 @@ class Multinomial(_ChecksData, _Multivariate):
 
     name = "multinomial"
     param_names = ("size", "prob")
+    param_event_ndim = (("size", 0), ("prob", 1))
     param_checks = (("size", "count"), ("prob", "nonnegative"))
     discrete = True
 
@@ -1122,6 +1129,7 @@ class MultivariateNormal(_Multivariate):
 
     name = "multivariate_normal"
     param_names = ("mean", "cholesky")
+    param_event_ndim = (("mean", 1), ("cholesky", 2))
 
     def value_shape(self, *, mean: tuple[int, ...], cholesky: tuple[int, ...]
                     ) -> tuple[int, ...]:
@@ -1218,3 +1226,203 @@ class LKJCorrelation(_Multivariate):
         eye = ops.eye(n, dtype=eta.dtype, backend=eta.backend)
         off = 1.0 / (2.0 * eta + n - 1.0)
         return (1.0 - eye) * ops.expand_dims(ops.expand_dims(off, -1), -1)
+
+
+# ================================================================================================
+# issue 16: F, hypergeometric, Dirichlet-multinomial, Wishart
+# ================================================================================================
+class F(_Positive):
+    """Fisher's F with ``df1`` and ``df2`` degrees of freedom (the ratio of two scaled
+    chi-squares)."""
+
+    name = "f"
+    param_names = ("df1", "df2")
+    param_checks = (("df1", "positive"), ("df2", "positive"))
+
+    def log_prob(self, value: Any, *, df1: Any, df2: Any) -> Any:
+        ok = value >= 0.0
+        x = _safe(ok, value, 1.0)
+        h1, h2 = 0.5 * df1, 0.5 * df2
+        lp = (h1 * ops.log(df1) + h2 * ops.log(df2) + xlogy(h1 - 1.0, x)
+              - (h1 + h2) * ops.log(df2 + df1 * x) - lbeta(h1, h2))
+        return _guard(ok, lp)
+
+    @staticmethod
+    def _xy(value: Any, df1: Any, df2: Any) -> tuple[Any, Any]:
+        # P(F <= v) = I_{d1 v / (d1 v + d2)}(d1/2, d2/2); both fractions directly (no 1 - x)
+        v = ops.maximum(value, 0.0)
+        den = df1 * v + df2
+        return df1 * v / den, df2 / den
+
+    def log_cdf_sf(self, value: Any, *, df1: Any, df2: Any) -> tuple[Any, Any]:
+        x, y = self._xy(value, df1, df2)
+        return log_betainc_pair(0.5 * df1, 0.5 * df2, x, y)
+
+    def log_cdf(self, value: Any, *, df1: Any, df2: Any) -> Any:
+        return self.log_cdf_sf(value, df1=df1, df2=df2)[0]
+
+    def log_sf(self, value: Any, *, df1: Any, df2: Any) -> Any:
+        return self.log_cdf_sf(value, df1=df1, df2=df2)[1]
+
+    def sample(self, generator: Any, shape: tuple[int, ...], /, *, df1: Any, df2: Any) -> Any:
+        df1, df2 = smp.params_like(shape, df1, df2)
+        # (chi2(d1) / d1) / (chi2(d2) / d2) = (G1 / d1) / (G2 / d2), G ~ Gamma(d / 2): on the
+        # log scale so that small degrees of freedom keep their tiny values
+        log_g1 = smp.log_std_gamma(generator, shape, 0.5 * df1)
+        log_g2 = smp.log_std_gamma(generator, shape, 0.5 * df2)
+        return ops.exp(log_g1 - log_g2 + ops.log(df2) - ops.log(df1))
+
+    def mean(self, *, df1: Any, df2: Any) -> Any:
+        ok = df2 > 2.0
+        return ops.where(ok, df2 / ops.where(ok, df2 - 2.0, 1.0) + 0.0 * df1, math.nan)
+
+    def variance(self, *, df1: Any, df2: Any) -> Any:
+        ok = df2 > 4.0
+        d2m2 = ops.where(ok, df2 - 2.0, 1.0)
+        v = (2.0 * df2 * df2 * (df1 + df2 - 2.0)
+             / (df1 * d2m2 * d2m2 * ops.where(ok, df2 - 4.0, 1.0)))
+        return ops.where(ok, v, ops.where(df2 > 2.0, math.inf, math.nan))
+
+
+class Hypergeometric(_Discrete):
+    """White balls among ``k`` drawn without replacement from an urn of ``m`` white and ``n``
+    black balls (R's ``dhyper(x, m, n, k)``, greta's parameterisation)."""
+
+    name = "hypergeometric"
+    param_names = ("m", "n", "k")
+    param_checks = (("m", "count"), ("n", "count"), ("k", "count"))
+
+    def log_prob(self, value: Any, *, m: Any, n: Any, k: Any) -> Any:
+        ok = (_is_integer(value) & (value >= 0.0) & (value >= k - n) & (value <= k)
+              & (value <= m))
+        x = _safe(ok, value, ops.maximum(k - n, 0.0))
+        lp = lchoose(m, x) + lchoose(n, k - x) - lchoose(m + n, k)
+        return _guard(ok, lp)
+
+    def sample(self, generator: Any, shape: tuple[int, ...], /, *, m: Any, n: Any, k: Any
+               ) -> Any:
+        m, n, k = smp.params_like(shape, m, n, k)
+        return smp.hypergeometric(generator, shape, m, n, k)
+
+    def mean(self, *, m: Any, n: Any, k: Any) -> Any:
+        return k * m / (m + n)
+
+    def variance(self, *, m: Any, n: Any, k: Any) -> Any:
+        t = m + n
+        return k * (m / t) * (n / t) * (t - k) / ops.maximum(t - 1.0, 1.0)
+
+
+class DirichletMultinomial(_ChecksData, _Multivariate):
+    """Counts of ``size`` draws over K categories whose probabilities follow a Dirichlet with
+    concentrations ``alpha`` (last axis)."""
+
+    name = "dirichlet_multinomial"
+    param_names = ("size", "alpha")
+    param_checks = (("size", "count"), ("alpha", "positive"))
+    param_event_ndim = (("size", 0), ("alpha", 1))
+    discrete = True
+
+    def support(self, **params: Any) -> Constraint:
+        return counts
+
+    def value_shape(self, *, size: tuple[int, ...], alpha: tuple[int, ...]) -> tuple[int, ...]:
+        if len(alpha) < 1 or alpha[-1] < 2:
+            raise _event_shape_error(self.name, f"alpha needs a last axis of K >= 2 categories, "
+                                                f"got shape {list(alpha)}")
+        return (*ops.broadcast_shapes(tuple(size), tuple(alpha[:-1])), alpha[-1])
+
+    def log_prob(self, value: Any, *, size: Any, alpha: Any) -> Any:
+        ok = counts.check(value) & (ops.sum(value, axis=-1) == size)
+        x = ops.where(ops.expand_dims(ok, -1), value, 0.0)
+        a0 = ops.sum(alpha, axis=-1)
+        lp = (ops.lgamma(size + 1.0) + ops.lgamma(a0) - ops.lgamma(size + a0)
+              + ops.sum(ops.lgamma(x + alpha) - ops.lgamma(alpha) - ops.lgamma(x + 1.0),
+                        axis=-1))
+        return _guard(ok, lp)
+
+    def sample(self, generator: Any, shape: tuple[int, ...], /, *, size: Any, alpha: Any
+               ) -> Any:
+        (alpha,) = smp.params_like(shape, alpha)
+        (size,) = smp.params_like(shape[:-1], size)
+        return smp.multinomial(generator, shape, size, smp.dirichlet(generator, shape, alpha))
+
+    def mean(self, *, size: Any, alpha: Any) -> Any:
+        return ops.expand_dims(size, -1) * alpha / ops.sum(alpha, axis=-1, keepdims=True)
+
+    def variance(self, *, size: Any, alpha: Any) -> Any:
+        a0 = ops.sum(alpha, axis=-1, keepdims=True)
+        p = alpha / a0
+        s = ops.expand_dims(size, -1)
+        return s * p * (1.0 - p) * (s + a0) / (1.0 + a0)
+
+
+def _diag(m: Any) -> Any:
+    """The diagonal of [..., K, K] as [..., K]."""
+    eye = ops.eye(m.shape[-1], dtype=m.dtype, backend=m.backend)
+    return ops.sum(m * eye, axis=-1)
+
+
+def log_multigamma(a: Any, k: int) -> Any:
+    """log Gamma_k(a) = k (k - 1) / 4 log(pi) + sum_{j=1..k} lgamma(a + (1 - j) / 2)."""
+    out = 0.25 * k * (k - 1) * LOG_PI
+    for j in range(1, k + 1):
+        out = out + ops.lgamma(a + 0.5 * (1 - j))
+    return out
+
+
+class Wishart(_Multivariate):
+    """Wishart over K x K symmetric positive definite matrices with ``df`` degrees of freedom
+    (``df > K - 1``) and scale matrix ``Sigma`` (mean ``df * Sigma``)."""
+
+    name = "wishart"
+    param_names = ("df", "Sigma")
+    param_checks = (("df", "positive"),)
+    param_event_ndim = (("df", 0), ("Sigma", 2))
+    event_ndim = 2
+
+    def support(self, **params: Any) -> Constraint:
+        return positive_definite
+
+    def value_shape(self, *, df: tuple[int, ...], Sigma: tuple[int, ...]) -> tuple[int, ...]:
+        if len(Sigma) < 2 or Sigma[-1] != Sigma[-2]:
+            raise _event_shape_error(self.name, f"Sigma must be square [..., K, K], got "
+                                                f"{list(Sigma)}")
+        return (*ops.broadcast_shapes(tuple(df), tuple(Sigma[:-2])), Sigma[-2], Sigma[-1])
+
+    def log_prob(self, value: Any, *, df: Any, Sigma: Any) -> Any:
+        # (df - K - 1)/2 log|X| - tr(Sigma^-1 X)/2 - df K/2 log 2 - df/2 log|Sigma|
+        # - log Gamma_K(df/2); with L L' = Sigma and M M' = X, tr(Sigma^-1 X) = |L^-1 M|_F^2
+        k = value.shape[-1]
+        chol_s = ops.cholesky(Sigma)
+        chol_x = ops.cholesky(value)
+        batch = ops.broadcast_shapes(tuple(chol_s.shape[:-2]), tuple(chol_x.shape[:-2]))
+        chol_s = ops.broadcast_to(chol_s, (*batch, k, k))
+        z = ops.triangular_solve(chol_s, ops.broadcast_to(chol_x, (*batch, k, k)), lower=True)
+        trace = ops.sum(ops.sum(z * z, axis=-1), axis=-1)
+        log_det_x = 2.0 * ops.sum(ops.log(_diag(chol_x)), axis=-1)
+        log_det_s = 2.0 * ops.sum(ops.log(_diag(chol_s)), axis=-1)
+        return (0.5 * (df - k - 1.0) * log_det_x - 0.5 * trace - 0.5 * df * k * LOG_2
+                - 0.5 * df * log_det_s - log_multigamma(0.5 * df, k))
+
+    def sample(self, generator: Any, shape: tuple[int, ...], /, *, df: Any, Sigma: Any) -> Any:
+        # Bartlett: X = L A A' L', A lower triangular with A_ii^2 ~ chi2(df - i) (0-based i)
+        # and standard normal entries below the diagonal
+        k = shape[-1]
+        batch = tuple(shape[:-2])
+        (df,) = smp.params_like(batch, df)
+        (sigma,) = smp.params_like(shape, Sigma)
+        offsets = ops.tensor([float(i) for i in range(k)], dtype="float64", backend=df.backend)
+        dof = ops.expand_dims(df, -1) - offsets
+        diag = ops.exp(0.5 * (LOG_2 + smp.log_std_gamma(generator, (*batch, k), 0.5 * dof)))
+        eye = ops.eye(k, dtype="float64", backend=df.backend)
+        a = ops.tril(smp.std_normal(generator, shape, df), -1) + eye * ops.expand_dims(diag, -1)
+        la = ops.matmul(ops.cholesky(sigma), a)
+        return ops.matmul(la, ops.swapaxes(la, -1, -2))
+
+    def mean(self, *, df: Any, Sigma: Any) -> Any:
+        return ops.expand_dims(ops.expand_dims(df, -1), -1) * Sigma
+
+    def variance(self, *, df: Any, Sigma: Any) -> Any:
+        d = _diag(Sigma)
+        outer = ops.expand_dims(d, -1) * ops.expand_dims(d, -2)
+        return ops.expand_dims(ops.expand_dims(df, -1), -1) * (Sigma * Sigma + outer)

@@ -10,6 +10,7 @@ is a host stream):
 * Poisson: inversion by sequential search for rate < 10, Hoermann's PTRS (1993) above;
 * binomial: inversion for n min(p, 1-p) < 10, Hoermann's BTRS (1993) above;
 * beta, Dirichlet: normalised gammas; multinomial: conditional binomials; categorical: inversion;
+* hypergeometric: inversion by sequential search from the lowest possible count;
 * LKJ: the onion method (Lewandowski, Kurowicka and Joe 2009, section 3.2);
 * truncated families without a closed-form quantile: safeguarded Newton iterations on the CDF,
   on the free scale of the truncated support.
@@ -24,7 +25,7 @@ from typing import Any
 from ... import ops
 from ...graph.bijectors import biject_to
 from ...tensor import Tensor
-from .special import logdiffexp
+from .special import lchoose, logdiffexp
 
 __all__ = [
     "beta",
@@ -32,6 +33,7 @@ __all__ = [
     "solve_quantile",
     "categorical",
     "dirichlet",
+    "hypergeometric",
     "lkj",
     "log_std_gamma",
     "multinomial",
@@ -257,6 +259,29 @@ def multinomial(gen: Any, shape: tuple[int, ...], size: Any, prob: Any) -> Tenso
         remaining = remaining - xj
     parts.append(remaining)
     return ops.stack(parts, axis=-1)
+
+
+def hypergeometric(gen: Any, shape: tuple[int, ...], m: Any, n: Any, k: Any) -> Tensor:
+    """White balls among ``k`` drawn from ``m`` white and ``n`` black, by inversion: walk up
+    the probabilities from the lowest possible count with p(x + 1) / p(x) =
+    (m - x) (k - x) / ((x + 1) (n - k + x + 1))."""
+    m, n, k = params_like(shape, m, n, k)
+    lo = ops.maximum(k - n, 0.0)
+    hi = ops.minimum(k, m)
+    p = ops.exp(lchoose(m, lo) + lchoose(n, k - lo) - lchoose(m + n, k))
+    u = open_uniform(gen, shape, m)
+    out, cdf = lo, p
+    steps = int(ops.max(hi - lo).item()) if math.prod(shape) else 0
+    for _ in range(steps):
+        more = (u > cdf) & (out < hi)
+        if not _any(more):
+            break
+        x = out
+        step = (m - x) * (k - x) / ((x + 1.0) * ops.maximum(n - k + x + 1.0, 1.0))
+        p = ops.where(more, p * step, p)
+        out = out + ops.cast(more, "float64")
+        cdf = ops.where(more, cdf + p, cdf)
+    return out
 
 
 # -- correlation matrices -------------------------------------------------------------------------
