@@ -11,19 +11,26 @@ else :mod:`.backends.python_arrays` (Pyodide, whose core has no NumPy). The envi
 ``TENSORBRIDGE_PPL_ARRAYS`` (``auto``, ``numpy`` or ``pure``), read once at import, forces a
 choice, so tests can run the pure path where NumPy is installed. ``to_host``/``to_tensor`` move
 values between runtime tensors and arrays of that module.
+
+This module is the only place that asks which module ``xp`` is. Code above it is written once:
+against ``xp``'s NumPy names (the python arrays implement the subset used), through
+``to_host``/``to_tensor``/``raw_is_host``, and, where a kernel is written twice for speed (the
+diagnostics' NumPy kernels and their list-of-floats kernels), through :func:`for_namespace`,
+which picks one of the two implementations once, at import.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from .backends import get_backend, python_arrays
 from .dtypes import as_dtype
 from .ops.creation import _host_array, tensor
 from .tensor import Tensor
 
-__all__ = ["ENV_VAR", "NAME", "xp", "to_host", "to_tensor"]
+__all__ = ["ENV_VAR", "NAME", "NUMPY_MISSING", "for_namespace", "raw_is_host", "to_host",
+           "to_tensor", "xp"]
 
 ENV_VAR = "TENSORBRIDGE_PPL_ARRAYS"
 
@@ -44,6 +51,25 @@ def _choose(preference: str) -> Any:
 
 xp: Any = _choose(os.environ.get(ENV_VAR, "auto").strip().lower() or "auto")
 NAME = "pure" if xp is python_arrays else "numpy"
+
+#: why what needs NumPy host arrays (the compiled C sampler) cannot run here; None where it can
+NUMPY_MISSING: str | None = None if NAME == "numpy" else "NumPy is not available"
+
+_T = TypeVar("_T")
+
+
+def for_namespace(numpy: _T, python: _T) -> _T:
+    """Of two implementations of one thing, the one written for ``xp``: ``numpy`` where it is
+    NumPy, else ``python`` (written for the python arrays, or for plain lists of floats)."""
+    return numpy if NAME == "numpy" else python
+
+
+def raw_is_host(backend: Any) -> bool:
+    """Whether ``backend``'s raw buffers are arrays of ``xp``, so that a staged program's raw
+    entry point can take and return host arrays as they are: the numpy backend's, where ``xp``
+    is NumPy (the python backend's buffers carry a runtime dtype the host arrays lack)."""
+    return NAME == "numpy" and backend.name == "numpy"
+
 
 if NAME == "numpy":
 

@@ -20,7 +20,7 @@ from .. import ops
 from ..autodiff.api import value_and_grad
 from ..autodiff.batching import vmap
 from ..compile import function
-from ..host_namespace import NAME, to_host, to_tensor, xp
+from ..host_namespace import raw_is_host, to_host, to_tensor, xp
 from ..ops.creation import tensor
 from ..ops.shape import broadcast_shapes
 from ..pytree import tree_flatten, tree_unflatten
@@ -326,10 +326,10 @@ class Model:
             if not traced and q.shape == (batch, self.n_free):
                 traced = True  # the first call traced the staged program: look it up once
                 raw = getattr(staged, "raw_program", None)
-                # the raw program takes the backend's own arrays: NumPy arrays are the host
-                # arrays only on the numpy backend
-                if (raw is not None and self.dtype.name == "float64" and NAME == "numpy"
-                        and self.backend.name == "numpy"):
+                # the raw program takes the backend's own arrays: usable when they are the
+                # host arrays (NumPy's, on the numpy backend)
+                if (raw is not None and self.dtype.name == "float64"
+                        and raw_is_host(self.backend)):
                     program = raw(self._as_free(q))
             return out
 
@@ -537,6 +537,13 @@ def _calculate_over_draws(targets: Any, draws: Any) -> Any:
     for v in variables:
         name = draws.node_names.get(v) or v.name
         if name is None or name not in draws.values:
+            d = v.distribution
+            if d is not None and d.target is v:  # greta: simulate it, given nsim
+                raise ValueError(
+                    f"values: variable {v.label()} has a distribution and is not in the draws, "
+                    f"so it cannot be calculated from them alone; give nsim to simulate it "
+                    f"given each draw (simulate(..., values=draws, nsim=...))"
+                )
             raise ValueError(
                 f"values: the draws have no values for variable {v.label()}; they hold "
                 f"{', '.join(draws.values)}"

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..compiled.lowering import LoweringError
 from ..errors import CompiledSamplingUnavailable
-from ..host_namespace import NAME, xp
+from ..host_namespace import NUMPY_MISSING, xp
 from .chain_rng import fresh_seed
 from .chains import SamplerConfig, hmc, nuts, run_chains
 from .compiled_chains import run_chains_compiled
@@ -102,8 +102,8 @@ def _compiled_density(model: Any, backend: str) -> Any:
         return None
     if sys.platform == "emscripten":
         return _js_density(model, backend)
-    if NAME != "numpy":  # Pyodide, or the pure-Python arrays forced: no C compiler to call
-        reason = "NumPy is not available (the pure-Python sampler runs)"
+    if NUMPY_MISSING is not None:  # Pyodide, or the pure-Python arrays forced
+        reason = f"{NUMPY_MISSING} (the pure-Python sampler runs)"
         if backend == "compiled":
             raise RuntimeError(f"backend='compiled': {reason}")
         return None

@@ -71,7 +71,7 @@ cases, grid = json.loads(sys.stdin.read())
 out = [[d._ndtri1(p) for p in grid]]
 for c in cases:
     x = pa.asarray(c)
-    acov = d._autocovariance(d._host(x)) if x.shape[1] >= 1 else []
+    acov = d._K.autocovariance(d._K.host(x)) if x.shape[1] >= 1 else []
     out.append({"rhat": d.rhat(x), "ess_bulk": d.ess_bulk(x), "ess_tail": d.ess_tail(x),
                 "z": d.z_scale(x).tolist(), "split": d.split_chains(x).tolist(),
                 "acov": acov, "type": type(d.z_scale(x)).__module__})

@@ -16,7 +16,7 @@ from typing import Any
 from ... import ops
 from ...autodiff.batching import batch_rule
 from ...autodiff.core import Primitive, bind
-from ...host_namespace import NAME, to_tensor, xp
+from ...host_namespace import to_host, to_tensor, xp
 from ...tensor import Tensor
 
 __all__ = ["bernoulli_logit_log_density", "softplus_stable"]
@@ -51,8 +51,7 @@ def bernoulli_logit_log_density(data: Tensor, dtype: Any, backend: Any
     prob = sigmoid(eta); None unless every value is 0 or 1 (the general density gives the
     others probability zero)."""
     # the data are constants: reading them does not tie a staged program to values
-    raw = data._raw_unchecked()
-    y = xp.asarray(raw if NAME == "numpy" else data.backend.to_list(raw), dtype=xp.float64)
+    y = to_host(data, xp.float64)
     if not xp.all((y == 0.0) | (y == 1.0)):
         return None
     sign = to_tensor(1.0 - 2.0 * y, dtype=dtype, backend=backend)
