@@ -28,7 +28,7 @@ _s = _d.summary()
 _secs = _time.perf_counter() - _t0
 # the same chains with the first chain shifted: R-hat must see it
 _x = _d["mu"]
-_shift = _ns.np.asarray([[v + (20.0 if c == 0 else 0.0) for v in row]
+_shift = _ns.xp.asarray([[v + (20.0 if c == 0 else 0.0) for v in row]
                          for c, row in enumerate(_x.tolist())])
 _kernels = _diag._kernel_name()
 # the same diagnostics on the pure-Python kernels (what an interpreter without JavaScript runs)
