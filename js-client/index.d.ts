@@ -454,8 +454,19 @@ export class Draws implements Disposable {
 export interface Ppl {
   asData(value: NestedArray | TypedArray | Tensor | { data: TypedArray; shape: number[] },
     options?: { name?: string; dtype?: DType }): Promise<LazyArray>;
-  variable(options?: { lower?: number; upper?: number; dim?: number | number[];
-    name?: string; dtype?: DType }): Promise<LazyArray>;
+  /** Bounds are numbers or arrays broadcasting against dim (each element its own bounds). */
+  variable(options?: { lower?: number | NestedArray; upper?: number | NestedArray;
+    dim?: number | number[]; name?: string; dtype?: DType }): Promise<LazyArray>;
+  /** Increasing along the last axis (greta's ordered_variable); a flat prior. */
+  orderedVariable(dim: number | number[], options?: { name?: string; dtype?: DType }):
+    Promise<LazyArray>;
+  /** Positive and summing to 1 along the last axis (greta's simplex_variable). */
+  simplexVariable(dim: number | number[], options?: { name?: string; dtype?: DType }):
+    Promise<LazyArray>;
+  /** A lower-triangular n x n matrix with a positive diagonal: a covariance's Cholesky factor,
+   * or with correlation: true a correlation matrix's (rows of unit length). */
+  choleskyVariable(dim: number | number[], options?: { correlation?: boolean; name?: string;
+    dtype?: DType }): Promise<LazyArray>;
   distribution(target: LazyArray, dist: LazyArray): Promise<LazyArray>;
   model(...targets: LazyArray[]): Promise<PyProxy>;
   model(named: Record<string, LazyArray>): Promise<PyProxy>;

@@ -24,7 +24,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -35,7 +35,9 @@ __all__ = [
     "SNAKE",
     "ArgSpec",
     "DistributionSpec",
+    "FunctionSpec",
     "arg_tests",
+    "check_call",
     "check_arg",
     "check_values",
     "distribution_spec",
@@ -110,8 +112,77 @@ def _is_array_like(v: Any) -> bool:
     return not (isinstance(v, (list, tuple)) and any(isinstance(e, _NOT_ELEMENTS) for e in v))
 
 
+def _is_scalar(v: Any) -> bool:
+    """One number: a Python or array-library number, or an array, tensor or lazy array of one
+    element (greta's "a scalar value or a scalar greta array"); never a bool or a string."""
+    if isinstance(v, (bool, str, bytes, dict)):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    shape = getattr(v, "shape", None)
+    if shape is not None and not isinstance(v, (list, tuple)):
+        return math.prod(int(d) for d in shape) == 1
+    if isinstance(v, (list, tuple)):
+        return len(v) == 1 and _is_scalar(v[0])
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _is_name(v: Any) -> bool:
     return isinstance(v, str)
+
+
+def _is_dims(v: Any) -> bool:
+    """A shape that may be empty (a scalar) or hold zeros: ``()``, ``3``, ``[2, 0]``."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (list, tuple)):
+        return all(_is_whole(d) or _is_zero(d) for d in v)
+    return _is_whole(v) or _is_zero(v)
+
+
+def _is_zero(d: Any) -> bool:
+    if isinstance(d, bool):
+        return False
+    try:
+        return operator.index(d) == 0
+    except TypeError:
+        return False
+
+
+def _flat_numbers(v: Any) -> list[float] | None:
+    """The numbers of a number or a (nested) array of numbers, flat in C order; None when
+    something in it is not a number (a bool, a string...). Arrays of any library (``tolist``)."""
+    if isinstance(v, (bool, str, bytes, dict)):
+        return None
+    if type(v) is not list and type(v) is not tuple and hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        out: list[float] = []
+        for e in v:
+            sub = _flat_numbers(e)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if isinstance(v, (bool, str, bytes, dict)):  # a bool array's tolist()
+        return None
+    try:
+        return [float(v)]
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_bounds(v: Any) -> bool:
+    nums = _flat_numbers(v)
+    return nums is not None and bool(nums) and not any(math.isnan(x) for x in nums)
+
+
+def _is_dtype(v: Any) -> bool:
+    return isinstance(v, (str, type)) or hasattr(v, "kind")
 
 
 # kind -> (test, what it must be): the words every door shows in "<fn>: <arg> must be <what>"
@@ -120,11 +191,17 @@ ARG_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "shape": (_is_shape, "a positive integer or a list of them (a shape)"),
     "interval": (_is_pair, "two numbers [lower, upper]"),
     "count": (_is_whole, "a positive whole number"),
+    "scalar": (_is_scalar, "a single number (a scalar)"),
     "name": (_is_name, "a string"),
+    "dims": (_is_dims, "a non-negative whole number or a list of them (a shape)"),
+    "bounds": (_is_bounds, "a number or an array of numbers (not NaN)"),
+    "dtype": (_is_dtype, "a dtype or its name"),
+    "flag": (lambda v: isinstance(v, bool), "TRUE/FALSE (a bool)"),
+    "backend": (lambda v: isinstance(v, str) or hasattr(v, "name"), "a backend or its name"),
 }
 
 # the error class of a refused kind: a value of the wrong type, or a wrong value
-_TYPE_KINDS = frozenset({"array", "name"})
+_TYPE_KINDS = frozenset({"array", "name", "dtype", "flag", "backend"})
 
 # options of the distribution constructors, by name (every other argument is a parameter)
 OPTION_KINDS: dict[str, str] = {"dim": "shape", "truncation": "interval",
@@ -189,17 +266,20 @@ def signature_args(fn: Callable[..., Any], skip: Iterable[str] = ()) -> list[tup
 
 
 def distribution_spec(name: str, fn: Callable[..., Any],
-                      checks: dict[str, str] | None = None) -> DistributionSpec:
+                      checks: dict[str, str] | None = None,
+                      kinds: dict[str, str] | None = None) -> DistributionSpec:
     """The spec of constructor ``fn``, read from its signature: the options are the arguments
-    named in :data:`OPTION_KINDS`, every other argument is a parameter of kind "array" (with
-    its value check from ``checks``, a family's ``param_checks``)."""
-    checks = checks or {}
+    named in :data:`OPTION_KINDS`, every other argument is a parameter of kind "array" or its
+    kind in ``kinds`` (a family's ``param_kinds``), with its value check from ``checks`` (a
+    family's ``param_checks``)."""
+    checks, kinds = checks or {}, kinds or {}
     params, options = [], []
     for arg, required in signature_args(fn):
         if arg in OPTION_KINDS:
             options.append(ArgSpec(arg, OPTION_KINDS[arg], False))
         else:
-            params.append(ArgSpec(arg, "array", required, checks.get(arg)))
+            # a parameter is an array, unless the family says otherwise ("scalar")
+            params.append(ArgSpec(arg, kinds.get(arg, "array"), required, checks.get(arg)))
     return DistributionSpec(name, tuple(params), tuple(options))
 
 
@@ -228,3 +308,77 @@ def check_values(tests: ArgTests, fn: str, values: Sequence[Any]) -> None:
     for (arg, kind, test), v in zip(tests[fn], values):
         if v is not None and not test(v):
             check_arg(fn, arg, kind, v)
+
+
+# -- other front-door functions (variables, data) ----------------------------------------------
+@dataclass(frozen=True)
+class FunctionSpec:
+    """A front-door function other than a distribution (``variable``, ``as_data``...): its
+    arguments in signature order, the pairs ``(a, b)`` whose values must satisfy ``a < b``
+    elementwise (broadcast against each other), and the arguments a door names otherwise than
+    the rule (``{"value": {"r": "x"}}``: greta's ``as_data(x)``)."""
+
+    name: str
+    args: tuple[ArgSpec, ...]
+    less_than: tuple[tuple[str, str], ...] = ()
+    door_names: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def arg_name(self, arg: str, door: str) -> str:
+        return self.door_names.get(arg, {}).get(door) or door_name(arg, door)
+
+
+def _shape_of(v: Any) -> tuple[int, ...]:
+    if type(v) is not list and type(v) is not tuple and hasattr(v, "shape"):
+        return tuple(int(d) for d in v.shape)
+    if isinstance(v, (list, tuple)):
+        return (len(v), *(_shape_of(v[0]) if v else ()))
+    return ()
+
+
+def _pairs(a: Any, b: Any) -> list[tuple[float, float]] | None:
+    """``a`` and ``b`` broadcast against each other, element by element (None when their
+    shapes do not broadcast: the function's own check says so)."""
+    fa, fb = _flat_numbers(a) or [], _flat_numbers(b) or []
+    sa, sb = _shape_of(a), _shape_of(b)
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    out_shape = []
+    for x, y in zip(sa, sb):
+        if x != y and 1 not in (x, y):
+            return None
+        out_shape.append(max(x, y) if 0 not in (x, y) else 0)
+    if len(fa) != math.prod(sa) or len(fb) != math.prod(sb):
+        return None  # ragged
+    out = []
+    for flat in range(math.prod(out_shape)):
+        ia = ib = 0
+        for d, size in enumerate(out_shape):
+            idx = (flat // math.prod(out_shape[d + 1:])) % size
+            ia = ia * sa[d] + (idx if sa[d] > 1 else 0)
+            ib = ib * sb[d] + (idx if sb[d] > 1 else 0)
+        out.append((fa[ia], fb[ib]))
+    return out
+
+
+def check_call(spec: FunctionSpec, values: Mapping[str, Any], door: str = "python") -> None:
+    """Check the arguments ``values`` (Python names -> values; absent or None: not given) of a
+    call of ``spec``'s function against their kinds and its ``less_than`` pairs; the first wrong
+    one raises, naming the function and the argument as ``door`` spells them."""
+    fn = door_name(spec.name, door)
+    for a in spec.args:
+        v = values.get(a.name)
+        if v is None:
+            continue
+        test, what = ARG_KINDS[a.kind]
+        if not test(v):
+            cls = TypeError if a.kind in _TYPE_KINDS else ValueError
+            raise cls(f"{fn}: {spec.arg_name(a.name, door)} must be {what}, got {_describe(v)}")
+    for lo, hi in spec.less_than:
+        if values.get(lo) is None or values.get(hi) is None:
+            continue
+        for x, y in _pairs(values[lo], values[hi]) or ():
+            if not x < y:
+                raise ValueError(
+                    f"{fn}: {spec.arg_name(lo, door)} must be less than "
+                    f"{spec.arg_name(hi, door)}, got {spec.arg_name(lo, door)} = {x:g}, "
+                    f"{spec.arg_name(hi, door)} = {y:g}")

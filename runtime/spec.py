@@ -13,6 +13,11 @@ values and back, and leave the decisions to this module:
   (``runtime/argument_checks.py``) and the catalogue next to them
   (``runtime/ppl/distributions``: ``CATALOGUE``), so the Python door's constructors run the
   same checks at entry, with the same words: this module is the other doors' view of them.
+* **Variables and data** — :data:`VARIABLES`: ``variable``, ``ordered_variable``,
+  ``simplex_variable``, ``cholesky_variable`` and ``as_data``, each argument's name, kind and
+  the bounds that must be ordered (``runtime/graph/nodes.py``, where the Python functions check
+  their arguments at entry with them); :func:`check_call` is how the R and JS doors check a
+  call before making it, naming a wrong argument as the door spells it.
 * **Options** — of the sampler kernels, ``mcmc``, ``opt`` and ``fit`` (:data:`OPTIONS`), read
   from the signatures of the runtime functions, with the ones no door exposes (:data:`INTERNAL`).
 * **Variable naming** — :func:`name_variables`: every variable of a model gets a distinct name
@@ -22,16 +27,22 @@ values and back, and leave the decisions to this module:
   ``calculate(x, values={"mu": 1})`` finds the variable called ``mu`` among the targets'
   ancestors, and an unknown name is an error naming it, in every door.
 
-Nothing here knows R or JS values; ``tests/bridge/test_front_door_spec.py`` fails when a door
-lacks a distribution or an option of the spec, or names one against the rule.
+* **The whole spec as JSON** — :func:`as_dict`: what the doors' own drift tests
+  (``r-client/tests/testthat/test-front-door-spec.R``,
+  ``js-client/test/node/front_door_spec.test.mjs``) ask the runtime for, to compare with the
+  installed R package and the loaded JS client.
+
+Nothing here knows R or JS values.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from . import layers as _layers_mod
 from .argument_checks import (
     ARG_KINDS,
     CAMEL,
@@ -39,11 +50,14 @@ from .argument_checks import (
     SNAKE,
     ArgSpec,
     DistributionSpec,
+    FunctionSpec,
     check_arg,
     door_name,
     signature_args,
 )
+from .argument_checks import check_call as _check_call
 from .graph.model_compiler import variables_by_name
+from .graph.nodes import VARIABLES
 from .layers import Model
 from .ppl import distributions as _distributions
 from .ppl import hmc, mcmc, nuts, opt
@@ -58,7 +72,11 @@ __all__ = [
     "SNAKE",
     "ArgSpec",
     "DistributionSpec",
+    "FunctionSpec",
+    "VARIABLES",
+    "as_dict",
     "check_arg",
+    "check_call",
     "check_distribution_args",
     "door_name",
     "name_variables",
@@ -90,6 +108,24 @@ def check_distribution_args(name: str, args: Sequence[Any], kwargs: dict[str, An
     for arg, v in bound.arguments.items():
         check_arg(name, arg, kinds[arg], v, door)
     return dict(bound.arguments)
+
+
+# -- variables and data ------------------------------------------------------------------------
+_FUNCTIONS = {s.name: s for s in VARIABLES}
+
+
+def check_call(name: str, kwargs: dict[str, Any], door: str = "python") -> None:
+    """Check the arguments (Python names -> values, as the door received them) of the
+    front-door function ``name`` (one of :data:`VARIABLES`), naming a wrong one as ``door``
+    spells it: ``variable: lower must be less than upper, got lower = 1, upper = 0``."""
+    spec = _FUNCTIONS.get(name)
+    if spec is None:
+        raise ValueError(f"no front-door function {name!r}; they are {', '.join(_FUNCTIONS)}")
+    unknown = set(kwargs) - {a.name for a in spec.args}
+    if unknown:
+        raise TypeError(f"{door_name(name, door)}: unknown argument "
+                        f"{', '.join(sorted(spec.arg_name(u, door) for u in unknown))}")
+    _check_call(spec, kwargs, door)
 
 
 # -- options -----------------------------------------------------------------------------------
@@ -131,3 +167,53 @@ def name_variables(m: Any, chosen: dict[Any, str] | None = None) -> None:
     for v in m.variables:
         v.name = chosen.get(v) or f"{v.kind}_{v.id}"
 
+
+
+# -- the spec as data the doors can read --------------------------------------------------------
+def _layers() -> list[str]:
+    """The runtime's layer classes that every door makes (models, the base class and Input's
+    layer are not layers a door makes by name)."""
+    skip = {"Layer", "Model", "Sequential", "InputLayer"}
+    return [n for n in _layers_mod.__all__ if n not in skip
+            and isinstance(getattr(_layers_mod, n), type)
+            and issubclass(getattr(_layers_mod, n), _layers_mod.Layer)]
+
+
+def _arg(a: ArgSpec, fn: str, door_names: Any = None) -> dict[str, Any]:
+    names = {d: (door_names or {}).get(a.name, {}).get(d) or door_name(a.name, d)
+             for d in ("python", "r", "js")}
+    return {"name": a.name, "kind": a.kind, "required": a.required, "check": a.check,
+            "names": names}
+
+
+def as_dict() -> dict[str, Any]:
+    """The front-door spec as JSON-able data, each name also as every door spells it:
+    ``{"distributions": [...], "variables": [...], "options": {...}, "internal": {...},
+    "layers": [...], "kinds": {kind: what}}`` (lists of plain dicts, strings and bools)."""
+    def names(n: str) -> dict[str, str]:
+        return {d: door_name(n, d) for d in ("python", "r", "js")}
+
+    return {
+        "distributions": [
+            {"name": d.name, "names": names(d.name), "multivariate": d.multivariate,
+             "params": [_arg(a, d.name) for a in d.params],
+             "options": [_arg(a, d.name) for a in d.options]}
+            for d in DISTRIBUTIONS],
+        "variables": [
+            {"name": f.name, "names": names(f.name),
+             "args": [_arg(a, f.name, f.door_names) for a in f.args],
+             "less_than": [list(p) for p in f.less_than]}
+            for f in VARIABLES],
+        "options": {fn: [{"name": o, "names": names(o)} for o in opts]
+                    for fn, opts in OPTIONS.items()},
+        "internal": {door: {fn: sorted(v) for fn, v in t.items()}
+                     for door, t in INTERNAL.items()},
+        "layers": [{"name": c, "names": {"python": c, "r": "layer_" + _snake(c),
+                                         "js": door_name(_snake(c), "js")}}
+                   for c in _layers()],
+        "kinds": {k: what for k, (_, what) in ARG_KINDS.items()},
+    }
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

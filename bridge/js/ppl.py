@@ -10,6 +10,7 @@ draws x shape, row-major) plus the summary table, ready for typed arrays on the 
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import warnings
@@ -28,8 +29,8 @@ from ...runtime.graph.simulate import simulate as _simulate
 from ...runtime.ppl.draws import Draws
 from ...runtime.progress_events import McmcProgress, every_nth, progress_sinks
 
-__all__ = ["calculate", "distribution", "draws_result", "make_distribution", "mcmc", "model",
-           "opt", "summary_rows"]
+__all__ = ["calculate", "distribution", "draws_result", "make_distribution", "make_variable",
+           "mcmc", "model", "opt", "summary_rows"]
 
 _SUMMARY_KEYS = (("mean", "mean"), ("sd", "sd"), ("q5", "q5"), ("q50", "q50"), ("q95", "q95"),
                  ("rhat", "rhat"), ("ess_bulk", "essBulk"), ("ess_tail", "essTail"))
@@ -62,6 +63,19 @@ def format_lazy(x: Any) -> str:
     if not isinstance(x, LazyArray):
         raise TypeError(f"format: x must be a lazy array (from tb.ppl), not {type(x).__name__}")
     return repr(x)
+
+
+def make_variable(name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``tb.<name>(*args, **kwargs)`` for ``variable``, the variable types and ``as_data``
+    (``tb.ppl.variable({lower: 0})``, ``tb.ppl.asData(x)``), with the arguments checked by the
+    runtime's spec first, named as JS spells them."""
+    fn = getattr(tb, name)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{spec.door_name(name, 'js')}: {e}") from None
+    spec.check_call(name, bound.arguments, "js")
+    return fn(*args, **kwargs)
 
 
 def make_distribution(name: str, /, *args: Any, **kwargs: Any) -> Any:

@@ -38,6 +38,7 @@ __all__ = [
     "build_model",
     "calculate_draws",
     "calculate_values",
+    "constrained_variable",
     "distribution_of",
     "draws_info",
     "draws_values",
@@ -88,12 +89,62 @@ def _dim(dim: Any) -> Any:
 def as_data(x: Any) -> dict[str, Any]:
     if isinstance(x, LazyArray):
         return lazy_out(tb.as_data(x))
-    return lazy_out(tb.as_data(_r_array(x, "as_data")))
+    # the spec checks x as R gave it (naming it x, greta's name); R has no checks of its own
+    front_door.check_call("as_data", {"value": _r_param(x, "as_data: x")}, "r")
+    return lazy_out(tb.as_data(_r_array(x, "as_data: x")))
 
 
-def variable(lower: float, upper: float, dim: Any) -> dict[str, Any]:
-    return lazy_out(tb.variable(lower=float(lower), upper=float(upper),
-                                dim=_dim(dim) or ()))
+def _greta_shape(fn: str, dim: Any) -> tuple[int, ...]:
+    """greta's ``dim`` checked by the spec: NULL a scalar (1 x 1), n an n x 1 column."""
+    if dim is None:
+        return ()
+    given = _r_value(dim, f"{fn}: dim")
+    front_door.check_call(fn, {"dim": given}, "r")
+    shape = tuple(given) if isinstance(given, list) else (given,)
+    return shape + (1,) * (len(shape) == 1)
+
+
+def _r_bound(x: Any, shape: tuple[int, ...], where: str) -> Any:
+    """A bound from R: a number, or an R vector or array laid out in R's column-major order
+    over the variable's dimensions (a vector of another length is a column, as greta's)."""
+    if not isinstance(x, np.ndarray):
+        return _r_value(x, where)
+    a = _no_na(x, where)
+    if a.dtype.kind not in "fiu":
+        return _r_value(a.tolist(), where)
+    if a.size == 1:
+        return float(a.reshape(-1)[0])
+    if shape and a.size == math.prod(shape):
+        return np.asarray(a, np.float64).reshape(shape, order="F")
+    return np.asarray(a, np.float64).reshape((-1, 1) if a.ndim == 1 else a.shape)
+
+
+def variable(lower: Any, upper: Any, dim: Any) -> dict[str, Any]:
+    shape = _greta_shape("variable", dim)
+    given = {"lower": _r_bound(lower, shape, "variable: lower"),
+             "upper": _r_bound(upper, shape, "variable: upper")}
+    front_door.check_call("variable", given, "r")
+    return lazy_out(tb.variable(**given, dim=shape))
+
+
+def constrained_variable(fn: str, dim: Any, correlation: Any = None) -> dict[str, Any]:
+    """greta's ``ordered_variable(dim)``, ``simplex_variable(dim)`` and
+    ``cholesky_variable(dim, correlation)``: the constraint acts on the last dimension, so
+    ``dim = n`` is a 1 x n row (greta's rule) for the first two and an n x n matrix for the
+    third, which is upper triangular as greta's (R's ``chol``)."""
+    if fn not in ("ordered_variable", "simplex_variable", "cholesky_variable"):
+        raise ValueError(f"no variable type {fn!r}")
+    given = _r_value(dim, f"{fn}: dim")
+    kwargs: dict[str, Any] = {"dim": given}
+    if fn == "cholesky_variable":
+        kwargs["correlation"] = _r_value(correlation, f"{fn}: correlation")
+    front_door.check_call(fn, kwargs, "r")
+    shape = tuple(given) if isinstance(given, list) else (given,)
+    if fn != "cholesky_variable" and len(shape) == 1:
+        shape = (1, *shape)
+    if fn == "cholesky_variable":
+        kwargs["upper"] = True  # greta's factor is R's chol(): upper triangular
+    return lazy_out(getattr(tb, fn)(**{**kwargs, "dim": shape}))
 
 
 def _r_value(x: Any, where: str) -> Any:

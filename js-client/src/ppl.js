@@ -112,10 +112,29 @@ export function makePpl(tb) {
     Draws,
     /** Known values as a data array: nested arrays, a TypedArray, {data, shape} or a Tensor. */
     async asData(x, options = {}) {
-      return tb.op("as_data", await value(x), tb.kw(kwargs(options)));
+      return (await mod()).make_variable("as_data", await value(x), tb.kw(kwargs(options)));
     },
-    /** variable({lower, upper, dim, name}): a flat prior on (lower, upper). */
-    variable(options = {}) { return tb.op("variable", tb.kw(kwargs(options))); },
+    /** variable({lower, upper, dim, name}): a flat prior on (lower, upper); the bounds are
+     * numbers or arrays that broadcast against dim (each element its own bounds). The
+     * arguments are checked by the runtime's spec (a wrong one is named). */
+    async variable(options = {}) {
+      return (await mod()).make_variable("variable", tb.kw(kwargs(options)));
+    },
+    /** orderedVariable(dim, {name}): increasing along the last axis (greta's
+     * ordered_variable); a flat prior. */
+    async orderedVariable(dim, options = {}) {
+      return (await mod()).make_variable("ordered_variable", dim, tb.kw(kwargs(options)));
+    },
+    /** simplexVariable(dim, {name}): positive, summing to 1 along the last axis. */
+    async simplexVariable(dim, options = {}) {
+      return (await mod()).make_variable("simplex_variable", dim, tb.kw(kwargs(options)));
+    },
+    /** choleskyVariable(dim, {correlation, name}): a lower-triangular n x n matrix with a
+     * positive diagonal (the Cholesky factor of a covariance, or with correlation: true of a
+     * correlation matrix). */
+    async choleskyVariable(dim, options = {}) {
+      return (await mod()).make_variable("cholesky_variable", dim, tb.kw(kwargs(options)));
+    },
     /** distribution(target, dist): target (data or a variable) follows dist. */
     async distribution(target, dist) {
       await (await mod()).distribution(target, dist);

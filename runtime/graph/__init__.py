@@ -3,7 +3,17 @@
 from .bijectors import Bijector, Constraint, biject_to, greater_than, interval, less_than, real
 from .families import Family
 from .model_compiler import Model, calculate, distribution, make_distribution, model
-from .nodes import GraphNode, LazyArray, as_data, model_backend, set_model_backend, variable
+from .nodes import (
+    GraphNode,
+    LazyArray,
+    as_data,
+    cholesky_variable,
+    model_backend,
+    ordered_variable,
+    set_model_backend,
+    simplex_variable,
+    variable,
+)
 from .simulate import simulate
 
 __all__ = [
@@ -18,13 +28,16 @@ __all__ = [
     "as_data",
     "biject_to",
     "calculate",
+    "cholesky_variable",
     "distribution",
     "greater_than",
     "interval",
     "less_than",
     "make_distribution",
     "model",
+    "ordered_variable",
     "real",
+    "simplex_variable",
     "simulate",
     "variable",
 ]

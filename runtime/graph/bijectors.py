@@ -11,9 +11,11 @@ real                   free                                        0
 greater_than(lo)       lo + exp(free)                              free
 less_than(hi)          hi - exp(free)                              free
 interval(lo, hi)       lo + (hi - lo) * sigmoid(free)              log(hi-lo) + log s(1-s)
+bounded(lo[], hi[])    each element by its own bounds, as above    as above, per element
 =====================  ==========================================  =====================
 
-(s = sigmoid(free).)
+(s = sigmoid(free).) ``bounded`` is ``variable(lower=, upper=)`` with array bounds (broadcast to
+the variable's shape): each element takes the map of its own pair of bounds.
 
 Vector and matrix supports map a free block of a different shape (``free_shape``); their
 log-Jacobian is per event (summed over the event's free coordinates):
@@ -30,6 +32,10 @@ correlation_matrix     [..., n, n]         as above, then R = L L^T (Jacobian on
 positive_definite      [..., n, n]         [..., n(n+1)/2]; lower-triangular L with exp
                                            diagonal, then S = L L^T (Jacobian onto the lower
                                            triangle of S)
+cholesky_factor        [..., n, n]         [..., n(n+1)/2]; the same L, the value itself
+                                           (log |J| = sum log L_ii)
+ordered                [..., K]            [..., K]; x_1 = y_1, x_k = x_{k-1} + exp(y_k)
+                                           (log |J| = sum_{k>=2} y_k)
 =====================  ==================  ====================================================
 
 Discrete supports (``integers``, ``one_hot``, ``counts``) and ``observed_only`` have no bijector:
@@ -50,6 +56,8 @@ __all__ = [
     "Bijector",
     "Constraint",
     "biject_to",
+    "bounded",
+    "cholesky_factor",
     "correlation_cholesky",
     "correlation_matrix",
     "counts",
@@ -59,13 +67,15 @@ __all__ = [
     "less_than",
     "observed_only",
     "one_hot",
+    "ordered",
     "positive_definite",
     "real",
     "simplex",
 ]
 
 _CONTINUOUS_SCALAR = ("real", "greater_than", "less_than", "interval")
-_STRUCTURED = ("simplex", "correlation_cholesky", "correlation_matrix", "positive_definite")
+_STRUCTURED = ("simplex", "correlation_cholesky", "correlation_matrix", "positive_definite",
+               "cholesky_factor", "ordered", "bounded")
 _DISCRETE = ("integers", "one_hot", "counts")
 
 
@@ -81,6 +91,12 @@ class Constraint:
     lower: float = -math.inf
     upper: float = math.inf
     note: str = field(default="", compare=False)
+    # kind "bounded": each element's bounds, flat in C order, for values of shape bounds_shape
+    lowers: tuple[float, ...] = ()
+    uppers: tuple[float, ...] = ()
+    bounds_shape: tuple[int, ...] = ()
+    # kinds "cholesky_factor" and "correlation_cholesky": the upper factor (R's chol) instead
+    upper_factor: bool = False
 
     @property
     def discrete(self) -> bool:
@@ -93,9 +109,10 @@ class Constraint:
     @property
     def event_ndim(self) -> int:
         """Trailing axes that form one event (0 for elementwise supports)."""
-        if self.kind in ("simplex", "one_hot", "counts"):
+        if self.kind in ("simplex", "one_hot", "counts", "ordered"):
             return 1
-        if self.kind in ("correlation_cholesky", "correlation_matrix", "positive_definite"):
+        if self.kind in ("correlation_cholesky", "correlation_matrix", "positive_definite",
+                         "cholesky_factor"):
             return 2
         return 0
 
@@ -104,6 +121,13 @@ class Constraint:
         the last ``event_ndim`` axes) for the others. (NaN never is.)"""
         kind = self.kind
         ok = ops.logical_not(ops.isnan(value))
+        if kind == "bounded":
+            lo, hi = _bound_tensors(self, value)
+            return ok & (value > lo) & (value < hi)
+        if kind == "ordered":
+            ok = ops.min(ops.cast(ok, "int32"), axis=-1) > 0
+            steps = value[..., 1:] - value[..., :-1]
+            return ok & (ops.min(ops.cast(steps > 0.0, "int32"), axis=-1) > 0)
         if kind in _CONTINUOUS_SCALAR or kind == "observed_only":
             if math.isfinite(self.lower):
                 ok = ok & (value > self.lower)
@@ -134,6 +158,11 @@ class Constraint:
         safe = ops.where(ops.isnan(value), 0.0, value)
         eye = ops.eye(value.shape[-1], dtype=value.dtype, backend=value.backend)
         diag = ops.sum(safe * eye, axis=-1)
+        if self.upper_factor:
+            safe = ops.swapaxes(safe, -1, -2)
+        if kind == "cholesky_factor":
+            upper = ops.max(ops.abs(ops.triu(safe, 1)), axis=(-2, -1))
+            return allok & (upper == 0.0) & (ops.min(diag, axis=-1) > 0.0)
         if kind == "correlation_cholesky":
             upper = ops.max(ops.abs(ops.triu(safe, 1)), axis=(-2, -1))
             rows = ops.sum(safe * safe, axis=-1)
@@ -152,6 +181,10 @@ class Constraint:
             if self.upper == math.inf:
                 return f"integers >= {self.lower:g}"
             return f"integers in [{self.lower:g}, {self.upper:g}]"
+        if self.kind == "bounded":
+            return "elementwise bounds"
+        if self.upper_factor:
+            return self.kind.replace("_", " ") + " (upper)"
         if self.kind in _STRUCTURED or self.kind in ("one_hot", "counts"):
             return self.kind.replace("_", " ")
         if self.kind == "observed_only":
@@ -186,6 +219,8 @@ simplex = Constraint("simplex")
 correlation_cholesky = Constraint("correlation_cholesky")
 correlation_matrix = Constraint("correlation_matrix")
 positive_definite = Constraint("positive_definite")
+cholesky_factor = Constraint("cholesky_factor")  # lower triangular, positive diagonal
+ordered = Constraint("ordered")  # increasing along the last axis
 one_hot = Constraint("one_hot")
 counts = Constraint("counts")
 
@@ -201,8 +236,22 @@ def observed_only(note: str) -> Constraint:
     return Constraint("observed_only", note=note)
 
 
+def bounded(lowers: list[float], uppers: list[float], shape: tuple[int, ...]) -> Constraint:
+    """Elementwise bounds: element i of a value of ``shape`` (flat, C order) lies in
+    ``(lowers[i], uppers[i])`` (either may be infinite)."""
+    n = math.prod(shape)
+    if len(lowers) != n or len(uppers) != n:
+        raise ValueError(f"bounded: {n} bounds needed for shape {list(shape)}, got "
+                         f"{len(lowers)} and {len(uppers)}")
+    for lo, hi in zip(lowers, uppers):
+        if not lo < hi:
+            raise ValueError(f"bounded: lower ({lo}) must be below upper ({hi})")
+    return Constraint("bounded", lowers=tuple(map(float, lowers)),
+                      uppers=tuple(map(float, uppers)), bounds_shape=tuple(shape))
+
+
 def from_bounds(lower: float = -math.inf, upper: float = math.inf) -> Constraint:
-    """The constraint for ``variable(lower, upper)``."""
+    """The constraint for ``variable(lower, upper)`` with scalar bounds."""
     lower, upper = float(lower), float(upper)
     if math.isnan(lower) or math.isnan(upper):
         raise ValueError("lower/upper: bounds must not be NaN")
@@ -272,6 +321,12 @@ def biject_to(constraint: Constraint) -> Bijector:
         return SimplexBijector(constraint)
     if kind in ("correlation_cholesky", "correlation_matrix"):
         return CorrelationBijector(constraint)
+    if kind == "cholesky_factor":
+        return CholeskyFactorBijector(constraint)
+    if kind == "ordered":
+        return OrderedBijector(constraint)
+    if kind == "bounded":
+        return BoundedBijector(constraint)
     if kind == "positive_definite":
         return PositiveDefiniteBijector(constraint)
     if constraint.discrete:
@@ -432,10 +487,12 @@ class CorrelationBijector(Bijector):
     def forward(self, free: Any) -> Any:
         L, _ = self._cholesky(free)
         if self.constraint.kind == "correlation_cholesky":
-            return L
+            return ops.swapaxes(L, -1, -2) if self.constraint.upper_factor else L
         return ops.matmul(L, ops.swapaxes(L, -1, -2))
 
     def inverse(self, value: Any) -> Any:
+        if self.constraint.upper_factor:
+            value = ops.swapaxes(value, -1, -2)
         L = value if self.constraint.kind == "correlation_cholesky" else ops.cholesky(value)
         lower = _read_tril(L, -1)
         # w_ij = sqrt(1 - sum_{k<j} L_ik^2), read on the strict lower triangle only
@@ -496,3 +553,100 @@ class PositiveDefiniteBijector(Bijector):
         weights = tensor([float(n - i + 1) for i in range(n)], dtype=free.dtype,
                          backend=free.backend)
         return n * math.log(2.0) + ops.sum(log_diag * weights, axis=-1)
+
+
+class CholeskyFactorBijector(PositiveDefiniteBijector):
+    """y in R^{n(n+1)/2} -> lower-triangular L, row by row, with diagonal exp(y_ii): the
+    Cholesky factor of a covariance matrix (greta's ``cholesky_variable``). log |J| onto L's
+    lower triangle: sum_i log L_ii."""
+
+    def forward(self, free: Any) -> Any:
+        L, _ = self._cholesky(free)
+        return ops.swapaxes(L, -1, -2) if self.constraint.upper_factor else L
+
+    def inverse(self, value: Any) -> Any:
+        if self.constraint.upper_factor:
+            value = ops.swapaxes(value, -1, -2)
+        eye = ops.eye(value.shape[-1], dtype=value.dtype, backend=value.backend)
+        log_diag = ops.log(ops.sum(value * eye, axis=-1))
+        return _read_tril(value * (1.0 - eye) + eye * ops.expand_dims(log_diag, -1), 0)
+
+    def log_det_jacobian(self, free: Any) -> Any:
+        _, log_diag = self._cholesky(free)
+        return ops.sum(log_diag, axis=-1)
+
+
+class OrderedBijector(Bijector):
+    """y in R^K -> increasing x: x_1 = y_1, x_k = x_{k-1} + exp(y_k) (Stan's ordered
+    transform); log |J| = sum_{k>=2} y_k (the Jacobian is triangular)."""
+
+    def free_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if not shape or shape[-1] < 2:
+            raise ValueError(f"ordered: values need a last axis of length >= 2, got "
+                             f"{list(shape)}")
+        return tuple(shape)
+
+    def forward(self, free: Any) -> Any:
+        steps = ops.concat([free[..., :1], ops.exp(free[..., 1:])], axis=-1)
+        return ops.cumsum(steps, axis=-1)
+
+    def inverse(self, value: Any) -> Any:
+        return ops.concat([value[..., :1], ops.log(value[..., 1:] - value[..., :-1])], axis=-1)
+
+    def log_det_jacobian(self, free: Any) -> Any:
+        return ops.sum(free[..., 1:], axis=-1)
+
+
+def _bound_tensors(c: Constraint, like: Any) -> tuple[Any, Any]:
+    def t(v: tuple[float, ...]) -> Any:
+        return ops.reshape(tensor(list(v), dtype=like.dtype, backend=like.backend),
+                           c.bounds_shape)
+    return t(c.lowers), t(c.uppers)
+
+
+class BoundedBijector(Bijector):
+    """Elementwise bounds (``variable(lower = c(0, -Inf), upper = c(1, Inf))``): each element
+    takes the map of its own pair of bounds (the table above). Each branch reads a safe free
+    value (0 where another branch applies) and finite stand-ins for infinite bounds, so that no
+    branch makes an infinity or a NaN that a gradient would multiply by zero."""
+
+    def _parts(self, like: Any) -> dict[str, Any]:
+        c = self.constraint
+
+        def t(v: list[float]) -> Any:
+            return ops.reshape(tensor(v, dtype=like.dtype, backend=like.backend),
+                               c.bounds_shape)
+        lo_fin = [math.isfinite(x) for x in c.lowers]
+        hi_fin = [math.isfinite(x) for x in c.uppers]
+        both = [a and b for a, b in zip(lo_fin, hi_fin)]
+        return {
+            "both": t([float(b) for b in both]) > 0.5,
+            "lo": t([float(a and not b) for a, b in zip(lo_fin, hi_fin)]) > 0.5,
+            "hi": t([float(b and not a) for a, b in zip(lo_fin, hi_fin)]) > 0.5,
+            "lower": t([x if f else 0.0 for x, f in zip(c.lowers, lo_fin)]),
+            "upper": t([x if f else 0.0 for x, f in zip(c.uppers, hi_fin)]),
+            "width": t([(h - lo) if b else 1.0 for lo, h, b in zip(c.lowers, c.uppers, both)]),
+        }
+
+    def forward(self, free: Any) -> Any:
+        p = self._parts(free)
+        both = p["lower"] + p["width"] * ops.sigmoid(ops.where(p["both"], free, 0.0))
+        lo = p["lower"] + ops.exp(ops.where(p["lo"], free, 0.0))
+        hi = p["upper"] - ops.exp(ops.where(p["hi"], free, 0.0))
+        return ops.where(p["both"], both, ops.where(p["lo"], lo, ops.where(p["hi"], hi, free)))
+
+    def inverse(self, value: Any) -> Any:
+        p = self._parts(value)
+        mid = p["lower"] + 0.5 * p["width"]  # a safe value inside every branch's support
+        u = (ops.where(p["both"], value, mid) - p["lower"]) / p["width"]
+        both = ops.log(u) - ops.log1p(-u)
+        lo = ops.log(ops.where(p["lo"], value - p["lower"], 1.0))
+        hi = ops.log(ops.where(p["hi"], p["upper"] - value, 1.0))
+        return ops.where(p["both"], both, ops.where(p["lo"], lo, ops.where(p["hi"], hi, value)))
+
+    def log_det_jacobian(self, free: Any) -> Any:
+        p = self._parts(free)
+        y = ops.where(p["both"], free, 0.0)
+        both = ops.log(p["width"]) - ops.softplus(-y) - ops.softplus(y)
+        one = ops.where(p["lo"], free, 0.0) + ops.where(p["hi"], free, 0.0)
+        return ops.where(p["both"], both, one)

@@ -11,20 +11,33 @@ shapes. Values that depend on a variable are unknown and print as ``?``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..argument_checks import ArgSpec, FunctionSpec, check_call
 from ..autodiff.core import Primitive, Trace, Tracer, bind
 from ..dtypes import as_dtype
 from ..ops.creation import eye, ones, tensor, zeros
-from ..ops.shape import broadcast_shapes
+from ..ops.shape import broadcast_shapes, broadcast_to
 from ..tensor import Tensor
-from .bijectors import Bijector, Constraint, biject_to, from_bounds
+from .bijectors import (
+    Bijector,
+    Constraint,
+    biject_to,
+    bounded,
+    cholesky_factor,
+    correlation_cholesky,
+    from_bounds,
+    ordered,
+    simplex,
+)
 from .printing import format_lazy
 
 __all__ = [
+    "VARIABLES",
     "DataNode",
     "DistributionNode",
     "GraphNode",
@@ -32,9 +45,12 @@ __all__ = [
     "OperationNode",
     "VariableNode",
     "as_data",
+    "cholesky_variable",
     "distribution",
     "model_backend",
+    "ordered_variable",
     "set_model_backend",
+    "simplex_variable",
     "variable",
 ]
 
@@ -291,9 +307,53 @@ def model_backend(backend: Any = None) -> Any:
     return backend if backend is not None else _MODEL_BACKEND[0]
 
 
+# -- the front door's variable types and data, as data (argument_checks.FunctionSpec) -----------
+# Each argument's name, kind (argument_checks.ARG_KINDS) and the pairs that must be ordered: the
+# Python functions below check their arguments at entry with these, and the R and JS doors ask
+# the runtime to check with them (runtime/spec.py check_call), so every door refuses the same
+# values with the same words, naming the argument as that door spells it.
+_NAME = ArgSpec("name", "name", False)
+_DTYPE = ArgSpec("dtype", "dtype", False)
+_BACKEND = ArgSpec("backend", "backend", False)
+VARIABLES: tuple[FunctionSpec, ...] = (
+    FunctionSpec("variable", (ArgSpec("lower", "bounds", False),
+                              ArgSpec("upper", "bounds", False),
+                              ArgSpec("dim", "dims", False), _DTYPE, _NAME, _BACKEND),
+                 less_than=(("lower", "upper"),)),
+    FunctionSpec("ordered_variable", (ArgSpec("dim", "dims", True), _DTYPE, _NAME, _BACKEND)),
+    FunctionSpec("simplex_variable", (ArgSpec("dim", "dims", True), _DTYPE, _NAME, _BACKEND)),
+    FunctionSpec("cholesky_variable", (ArgSpec("dim", "dims", True),
+                                       ArgSpec("correlation", "flag", False),
+                                       ArgSpec("upper", "flag", False),
+                                       _DTYPE, _NAME, _BACKEND)),
+    # greta's as_data(x): the value is x in R
+    FunctionSpec("as_data", (ArgSpec("value", "array", True), _NAME, _DTYPE, _BACKEND),
+                 door_names={"value": {"r": "x"}}),
+)
+_SPECS = {s.name: s for s in VARIABLES}
+
+
+def _frame_columns(value: Any) -> Any:
+    """A pandas DataFrame as a float64 matrix of its columns (pandas is optional: imported
+    only to recognise one); every column must be numeric, else an error naming the others."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return None
+    if not isinstance(value, pd.DataFrame):
+        return None
+    bad = [str(c) for c, t in value.dtypes.items()
+           if not (pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t))]
+    if bad:
+        raise TypeError(f"as_data: value is a data frame with non-numeric columns: "
+                        f"{', '.join(bad)} (only numeric columns can be data)")
+    return value.to_numpy(dtype="float64")
+
+
 def as_data(value: Any, name: str | None = None, dtype: Any = None,
             backend: Any = None) -> LazyArray:
-    """Wrap known values (array-like) as a data array of the model.
+    """Wrap known values (array-like; a pandas DataFrame of numeric columns) as a data array of
+    the model.
 
     Python floats become float64 (as variables are, and as R's doubles arrive), so the same
     model gives the same numbers from every front door; typed arrays keep their dtype.
@@ -302,6 +362,11 @@ def as_data(value: Any, name: str | None = None, dtype: Any = None,
         if value.node.kind != "data":
             raise TypeError(f"as_data: value is already a {value.node.kind} array")
         return value
+    check_call(_SPECS["as_data"], {"value": value, "name": name, "dtype": dtype,
+                                   "backend": backend})
+    frame = _frame_columns(value)
+    if frame is not None:
+        value = frame
     backend = model_backend(backend)
     t = tensor(value, dtype=dtype, backend=backend)
     if dtype is None and not hasattr(value, "dtype") and t.dtype.name == "float32":
@@ -309,24 +374,111 @@ def as_data(value: Any, name: str | None = None, dtype: Any = None,
     return _lazy(DataNode(t, name))
 
 
-def variable(lower: float = -math.inf, upper: float = math.inf, dim: Any = (),
+def _shape(dim: Any) -> tuple[int, ...]:
+    return (int(dim),) if not isinstance(dim, (list, tuple)) else tuple(int(d) for d in dim)
+
+
+def _float_dtype(dtype: Any) -> Any:
+    dt = as_dtype(dtype)
+    if dt.kind != "f":
+        raise TypeError(f"dtype: variables must be floating point, got {dt}")
+    return dt
+
+
+def _bounds_constraint(lower: Any, upper: Any, shape: tuple[int, ...]) -> Constraint:
+    """Scalar bounds: one constraint for every element; array bounds: broadcast against the
+    variable's shape (an error naming the bound that does not fit), one pair per element."""
+    if isinstance(lower, (int, float)) and isinstance(upper, (int, float)):
+        return from_bounds(lower, upper)
+    flat = []
+    for arg, b in (("lower", lower), ("upper", upper)):
+        t = tensor(b, dtype="float64", backend="python")
+        try:
+            if broadcast_shapes(t.shape, shape) != shape:
+                raise ValueError
+        except Exception:
+            raise ValueError(f"variable: {arg} of shape {list(t.shape)} does not broadcast to "
+                             f"dim {list(shape)}") from None
+        flat.append([float(x) for x in _flatten(broadcast_to(t, shape).tolist())])
+    lo, hi = flat
+    if len(set(lo)) <= 1 and len(set(hi)) <= 1:  # the same bounds everywhere
+        return from_bounds(lo[0] if lo else -math.inf, hi[0] if hi else math.inf)
+    return bounded(lo, hi, shape)
+
+
+def _flatten(x: Any) -> list[Any]:
+    if isinstance(x, list):
+        return [e for item in x for e in _flatten(item)]
+    return [x]
+
+
+def variable(lower: Any = -math.inf, upper: Any = math.inf, dim: Any = (),
              dtype: Any = "float64", name: str | None = None, backend: Any = None) -> LazyArray:
     """An unknown array with support ``(lower, upper)``; ``dim`` is its shape (int or tuple).
+    The bounds are numbers, or arrays that broadcast against ``dim`` (each element its own
+    bounds; either may be infinite).
 
     It has a flat (improper) prior unless a distribution is assigned to it; samplers and
     optimisers see it through a bijector onto R^n.
     """
-    shape = (int(dim),) if isinstance(dim, int) else tuple(int(d) for d in dim)
-    if any(d < 0 for d in shape):
-        raise ValueError(f"dim: dimensions must be >= 0, got {shape}")
-    dt = as_dtype(dtype)
-    if dt.kind != "f":
-        raise TypeError(f"dtype: variables must be floating point, got {dt}")
-    lower, upper = float(lower), float(upper)
-    if not lower < upper:
-        raise ValueError(f"lower/upper: need lower < upper, got lower={lower}, upper={upper}")
-    return _lazy(VariableNode(from_bounds(lower, upper), shape, dt, model_backend(backend),
-                              name))
+    check_call(_SPECS["variable"], {"lower": lower, "upper": upper, "dim": dim, "dtype": dtype,
+                                    "name": name, "backend": backend})
+    shape = _shape(dim)
+    dt = _float_dtype(dtype)
+    return _lazy(VariableNode(_bounds_constraint(lower, upper, shape), shape, dt,
+                              model_backend(backend), name))
+
+
+def _event_shape(fn: str, dim: Any) -> tuple[int, ...]:
+    """greta's ``dim`` for the constrained variables: the constraint acts on the last axis,
+    and a single number ``n`` is a vector of n."""
+    shape = _shape(dim)
+    if not shape or shape[-1] < 2:
+        raise ValueError(f"{fn}: dim's last dimension must be at least 2 (the constraint acts on "
+                         f"it), got {list(shape)}")
+    return shape
+
+
+def ordered_variable(dim: Any, dtype: Any = "float64", name: str | None = None,
+                     backend: Any = None) -> LazyArray:
+    """An unknown array increasing along its last axis (greta's ``ordered_variable``), with a
+    flat prior; seen by samplers through ``x_1 = y_1, x_k = x_{k-1} + exp(y_k)``."""
+    check_call(_SPECS["ordered_variable"], {"dim": dim, "dtype": dtype, "name": name,
+                                            "backend": backend})
+    shape = _event_shape("ordered_variable", dim)
+    return _lazy(VariableNode(ordered, shape, _float_dtype(dtype), model_backend(backend), name))
+
+
+def simplex_variable(dim: Any, dtype: Any = "float64", name: str | None = None,
+                     backend: Any = None) -> LazyArray:
+    """An unknown array of positive values summing to 1 along its last axis (greta's
+    ``simplex_variable``), with a flat prior on the simplex (stick-breaking bijector)."""
+    check_call(_SPECS["simplex_variable"], {"dim": dim, "dtype": dtype, "name": name,
+                                            "backend": backend})
+    shape = _event_shape("simplex_variable", dim)
+    return _lazy(VariableNode(simplex, shape, _float_dtype(dtype), model_backend(backend), name))
+
+
+def cholesky_variable(dim: Any, correlation: bool = False, upper: bool = False,
+                      dtype: Any = "float64", name: str | None = None,
+                      backend: Any = None) -> LazyArray:
+    """An unknown lower-triangular ``dim`` x ``dim`` matrix with a positive diagonal: the
+    Cholesky factor of a covariance matrix, or with ``correlation=True`` of a correlation
+    matrix (rows of unit length). ``dim`` is n or (n, n). ``upper=True``: the upper factor
+    (its transpose, R's ``chol``), which the R door makes as greta does."""
+    check_call(_SPECS["cholesky_variable"], {"dim": dim, "correlation": correlation,
+                                             "upper": upper, "dtype": dtype, "name": name,
+                                             "backend": backend})
+    shape = _shape(dim)
+    if len(shape) == 1:
+        shape = (shape[0], shape[0])
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] < (2 if correlation else 1):
+        raise ValueError(f"cholesky_variable: dim must be n or c(n, n) (a square matrix"
+                         f"{', n >= 2' if correlation else ''}), got {list(_shape(dim))}")
+    support = correlation_cholesky if correlation else cholesky_factor
+    if upper:
+        support = dataclasses.replace(support, upper_factor=True)
+    return _lazy(VariableNode(support, shape, _float_dtype(dtype), model_backend(backend), name))
 
 
 def node_of(x: Any) -> GraphNode:
