@@ -31,7 +31,9 @@ new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
 #' (`cauchy(0, 5, truncation = c(0, Inf))` is a half-Cauchy).
 #'
 #' The discrete distributions (`bernoulli`, `binomial`, `beta_binomial`, `poisson`,
-#' `negative_binomial`, `categorical`, `multinomial`) can only be assigned to data.
+#' `negative_binomial`, `hypergeometric`, `categorical`, `multinomial`,
+#' `dirichlet_multinomial`) can only be assigned to data. `wishart(df, Sigma)` is over
+#' symmetric positive definite matrices (`df` greater than the dimension less one).
 #' `categorical` values are one-hot rows, as in greta. The multivariate distributions take
 #' `n_realisations` (rows of independent draws) and `dimension` (the event size, when the
 #' parameters do not fix it).
@@ -39,6 +41,9 @@ new_distribution <- function(name, params, dim = NULL, truncation = NULL, ...) {
 #' @param mean,sd,meanlog,sdlog,df,mu,sigma,location,scale,rate,shape,alpha,beta,a,b
 #'   Parameters (see Details), as in greta.
 #' @param shape1,shape2,min,max,prob,size,lambda,eta,Sigma Parameters (see Details).
+#' @param df1,df2,m,n,k Parameters of `f(df1, df2)` (Fisher's F) and
+#'   `hypergeometric(m, n, k)` (white balls among `k` drawn from `m` white and `n` black, as
+#'   in `dhyper`).
 #' @param cholesky `multivariate_normal()` takes the lower Cholesky factor of the covariance
 #'   instead of `Sigma` (give exactly one).
 #' @param link Given (or given instead of the parameters), `binomial()` and `poisson()` are
@@ -260,6 +265,84 @@ multivariate_normal <- function(mean, Sigma = NULL, n_realisations = NULL, dimen
 #' @export
 lkj_correlation <- function(eta, dimension = 2) {
   new_distribution("lkj_correlation", list(eta = eta), dimension = dimension)
+}
+
+#' @rdname distributions
+#' @export
+f <- function(df1, df2, dim = NULL, truncation = NULL) {
+  new_distribution("f", list(df1 = df1, df2 = df2), dim, truncation)
+}
+
+#' @rdname distributions
+#' @export
+hypergeometric <- function(m, n, k, dim = NULL) {
+  new_distribution("hypergeometric", list(m = m, n = n, k = k), dim)
+}
+
+#' @rdname distributions
+#' @export
+dirichlet_multinomial <- function(size, alpha, n_realisations = NULL, dimension = NULL) {
+  new_distribution("dirichlet_multinomial", list(size = size, alpha = alpha),
+                   n_realisations = n_realisations, dimension = dimension)
+}
+
+#' @rdname distributions
+#' @export
+wishart <- function(df, Sigma, dimension = NULL) {
+  new_distribution("wishart", list(df = df, Sigma = Sigma), dimension = dimension)
+}
+
+# `dim` as the runtime's spec checks it: whole numbers as integers (R's 3 is a double), other
+# values as given, for the spec to refuse by name
+ppl_whole_dim <- function(dim) {
+  if (is.numeric(dim) && length(dim) && all(is.finite(dim) & dim == round(dim))) {
+    dim <- as.integer(dim)
+  }
+  if (length(dim) > 1) as.list(dim) else dim
+}
+
+#' Mixtures and joint distributions
+#'
+#' As in greta: `mixture(...)` combines distributions into one whose density is the weighted
+#' sum of theirs, the `weights` (positive, need not sum to one) having one entry per
+#' distribution along their first dimension (the others 1 or the distributions'); `joint(...)`
+#' puts independent univariate distributions side by side, one column each. Both make a
+#' variable, or (with [`distribution<-`][distribution]) the likelihood of data. The
+#' distributions must be all continuous or all discrete and have the same dimensions; as a
+#' prior they must also have the same support.
+#'
+#' @param ... Distributions (from [normal()] and the others), not used elsewhere.
+#' @param weights The mixture weights: a vector, matrix or array, or a lazy array.
+#' @param dim Dimensions of the result: for `mixture()`, `NULL` (the distributions') or a
+#'   number `n` (n x 1) or a vector; for `joint()`, the dimensions before the last, which has
+#'   one entry per distribution (`NULL`: one row).
+#' @return A lazy array: a variable with that distribution.
+#' @examples
+#' \dontrun{
+#' a <- mixture(normal(-3, 0.5), normal(3, 0.5), weights = c(0.3, 0.7))
+#' x <- joint(normal(-3, 0.5), normal(3, 0.5))
+#' y <- as_data(cbind(rnorm(10, 2, 0.5), rnorm(10, -1, 0.3)))
+#' distribution(y) <- joint(normal(variable(), 0.5), normal(variable(), 0.3), dim = 10)
+#' }
+#' @export
+mixture <- function(..., weights, dim = NULL) {
+  if (missing(weights)) stop("mixture: weights is missing (one per distribution)", call. = FALSE)
+  if (!is_lazy(weights) && is.numeric(weights) && is.null(dim(weights))) {
+    weights <- matrix(weights, ncol = 1) # greta's weights are a column
+  }
+  if (!is.null(dim)) {
+    dim <- ppl_whole_dim(dim)
+    if (is.integer(dim) && length(dim) == 1) dim <- list(dim, 1L) # n is n x 1, as greta has it
+  }
+  new_lazy(do.call(ppl("op"), c(list("mixture"), list(...),
+                                list(weights = weights, dim = dim))))
+}
+
+#' @rdname mixture
+#' @export
+joint <- function(..., dim = NULL) {
+  dim <- if (is.null(dim)) 1L else ppl_whole_dim(dim)
+  new_lazy(do.call(ppl("op"), c(list("joint"), list(...), list(dim = dim))))
 }
 
 #' Assign a distribution to data

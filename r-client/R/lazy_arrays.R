@@ -326,8 +326,11 @@ t.tb_lazy_array <- function(x) {
 #' Functions of lazy arrays
 #'
 #' greta's link functions: `ilogit(x)` is the inverse logit `1 / (1 + exp(-x))` and
-#' `log1pe(x)` is `log(1 + exp(x))` (softplus), computed stably. They work on lazy arrays and
-#' (as plain R) on numbers.
+#' `log1pe(x)` is `log(1 + exp(x))` (softplus), computed stably; `iprobit(x)` is the normal CDF
+#' `pnorm(x)`, `icloglog(x)` is `1 - exp(-exp(x))`, `icauchit(x)` the Cauchy CDF
+#' `pcauchy(x)`, and `imultilogit(x)` turns an n x (K - 1) matrix of log-odds against the last
+#' category into n x K probabilities (each row's softmax with a 0 appended). They work on lazy
+#' arrays and (as plain R) on numbers.
 #'
 #' @param x A lazy array or numbers.
 #' @return A lazy array (or numbers).
@@ -352,4 +355,41 @@ log1pe <- function(x) {
   if (is_lazy(x)) return(lazy_op("softplus", x))
   ppl_check_numeric_arg(x, "log1pe")
   ifelse(x > 0, x + log1p(exp(-x)), log1p(exp(x)))
+}
+
+#' @rdname ilogit
+#' @export
+iprobit <- function(x) {
+  if (is_lazy(x)) return(lazy_op("iprobit", x))
+  ppl_check_numeric_arg(x, "iprobit")
+  stats::pnorm(x)
+}
+
+#' @rdname ilogit
+#' @export
+icloglog <- function(x) {
+  if (is_lazy(x)) return(lazy_op("icloglog", x))
+  ppl_check_numeric_arg(x, "icloglog")
+  -expm1(-exp(x))
+}
+
+#' @rdname ilogit
+#' @export
+icauchit <- function(x) {
+  if (is_lazy(x)) return(lazy_op("icauchit", x))
+  ppl_check_numeric_arg(x, "icauchit")
+  stats::pcauchy(x)
+}
+
+#' @rdname ilogit
+#' @export
+imultilogit <- function(x) {
+  if (is_lazy(x)) return(lazy_op("imultilogit", x))
+  ppl_check_numeric_arg(x, "imultilogit")
+  if (!is.matrix(x)) {
+    stop("imultilogit: x must be a matrix (n x (K - 1)) or a lazy array", call. = FALSE)
+  }
+  e <- cbind(x, 0)
+  e <- exp(e - apply(e, 1, max)) # each row shifted by its largest entry: no overflow
+  e / rowSums(e)
 }
