@@ -26,6 +26,7 @@ from ... import runtime as tb
 from ...runtime import spec as front_door
 from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy
 from ...runtime.ppl.draws import Draws
+from ...runtime.progress_events import every_nth, progress_sinks
 from ..descriptors import Ref
 from ..errors import ConversionError
 from ..handles import handles
@@ -347,18 +348,23 @@ def _initial_values(m: Any, initial_values: Any) -> Any:
 def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin: int,
            seed: int, initial_values: Any, callback: Callable[[dict], Any] | None,
            callback_every: int, n_cores: Any = None, backend: str = "auto") -> Any:
-    """``mcmc()`` on R's main thread: progress goes to the R callback; a Ctrl-C ends the run
-    with the draws taken so far (``Draws.interrupted``; R warns). ``n_cores`` (chains split
-    over worker processes) is passed on only when given; ``backend`` is checked by ``mcmc``."""
+    """``mcmc()`` on R's main thread: progress goes to the R callback, a progress sink for this
+    call fed the ``McmcProgress`` events' fields by their R names (snake_case) every
+    ``callback_every`` iterations; a Ctrl-C ends the run with the draws taken so far
+    (``Draws.interrupted``; R warns). ``n_cores`` (chains split over worker processes) is
+    passed on only when given; ``backend`` is checked by ``mcmc``."""
     extra = {} if n_cores is None else {"n_cores": int(n_cores)}
-    with warnings.catch_warnings():
+    every = int(callback_every)
+    sink = None if callback is None else every_nth(
+        lambda event: callback(event.as_dict("r", kind=False)), every, "pb_update")
+    with warnings.catch_warnings(), progress_sinks(sink):
         # R warns about an interrupt itself; every other warning (staging falling back to
         # eager, ...) reaches the user
         warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)
         return tb.mcmc(m, n_samples=int(n_samples), warmup=int(warmup), chains=int(chains),
                        sampler=sampler, initial_values=_initial_values(m, initial_values),
-                       seed=int(seed), thin=int(thin), progress=False, callback=callback,
-                       callback_every=max(1, int(callback_every)), backend=backend, **extra)
+                       seed=int(seed), thin=int(thin), progress=False,
+                       callback_every=every, backend=backend, **extra)
 
 
 def _columns(arrays: list[np.ndarray]) -> np.ndarray:

@@ -168,7 +168,10 @@ ppl_initials <- function(initial_values, chains, fn) {
   ), fn, ppl_describe(initial_values)), call. = FALSE)
 }
 
-# A text progress bar on stderr, updated from the sampler's callback on R's main thread.
+# A text progress bar on stderr: the R door's progress sink (bridge/r/ppl.py's sample()) calls
+# it on R's main thread with the runtime's McmcProgress event, fields by their R names
+# (iteration, total, phase, divergences, warmup_divergences, elapsed), every pb_update
+# iterations and at the last.
 ppl_progress_bar <- function(total) {
   width <- 30L
   state <- new.env(parent = emptyenv())

@@ -66,8 +66,11 @@ resolve_verbose <- function(verbose) {
   v
 }
 
-# A progress printer writing through R's console (cat), so that progress shows where R's
-# output goes (RStudio, knitr, sink()) rather than on the process's standard output.
+# The runtime's fit progress sink (ProgbarLogger: it draws from the FitProgress events, as the
+# JS door's sink forwards them) writing through R's console (cat), so that progress shows where
+# R's output goes (RStudio, knitr, sink()) rather than on the process's standard output. It goes
+# in as a callback of this fit (the training runs on a worker thread, which a sink scoped on
+# R's main thread would not reach).
 progress_logger <- function(verbose) {
   stream <- tb_import("types")$SimpleNamespace(
     write = function(s) {
