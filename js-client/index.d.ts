@@ -488,6 +488,19 @@ export interface Ppl {
   inverseGamma: Dist; laplace: Dist; lkjCorrelation: Dist; logistic: Dist; lognormal: Dist;
   multinomial: Dist; multivariateNormal: Dist; negativeBinomial: Dist; normal: Dist;
   pareto: Dist; poisson: Dist; student: Dist; uniform: Dist; weibull: Dist;
+  dirichletMultinomial: Dist; f: Dist; hypergeometric: Dist; wishart: Dist;
+  /** greta's mixture: the distributions, then {weights (one per distribution along the first
+   * axis), dim}. */
+  mixture(...args: (LazyArray | { weights: PplArg; dim?: number | number[] })[]):
+    Promise<LazyArray>;
+  /** greta's joint: independent univariate distributions side by side on a new last axis. */
+  joint(...args: (LazyArray | { dim?: number | number[] })[]): Promise<LazyArray>;
+  /** greta's inverse links: normal CDF, 1 - exp(-exp(x)), Cauchy CDF, and n x (K - 1) log-odds
+   * to n x K probabilities. */
+  iprobit(x: PplArg): Promise<LazyArray | Tensor>;
+  icloglog(x: PplArg): Promise<LazyArray | Tensor>;
+  icauchit(x: PplArg): Promise<LazyArray | Tensor>;
+  imultilogit(x: PplArg): Promise<LazyArray | Tensor>;
   Draws: typeof Draws;
 }
 

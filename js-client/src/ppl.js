@@ -23,7 +23,8 @@ import { snake } from "./layers.js";
 const DISTRIBUTIONS = ["bernoulli", "beta", "betaBinomial", "binomial", "categorical", "cauchy",
   "chiSquared", "dirichlet", "exponential", "gamma", "inverseGamma", "laplace", "lkjCorrelation",
   "logistic", "lognormal", "multinomial", "multivariateNormal", "negativeBinomial", "normal",
-  "pareto", "poisson", "student", "uniform", "weibull"];
+  "pareto", "poisson", "student", "uniform", "weibull",
+  "dirichletMultinomial", "f", "hypergeometric", "wishart"];
 
 function num(v) {
   if (typeof v !== "string") return v;
@@ -88,6 +89,15 @@ export function makePpl(tb) {
       return m.make_distribution(pyName, ...args.slice(0, -1), tb.kw(kwargs(last)));
     }
     return m.make_distribution(pyName, ...args);
+  }
+
+  /** mixture()/joint(): the distributions, then (last) a plain object of options. */
+  function combine(pyName, args) {
+    const last = args[args.length - 1];
+    if (args.length && isPlainObject(last)) {
+      return tb.op(pyName, ...args.slice(0, -1), tb.kw(kwargs(last)));
+    }
+    return tb.op(pyName, ...args);
   }
 
   async function named(values, made) {  // {name: value}, typed arrays made tensors
@@ -187,6 +197,17 @@ export function makePpl(tb) {
      * `?` (e.g. "lazy array (operation) [8]\n[?, ?, ...]"). */
     async format(x) { return (await mod()).format_lazy(x); },
     mcmc: (m, options) => mcmc(m, options),
+    /** mixture(...dists, {weights, dim}): greta's mixture; the weights (positive) have one
+     * entry per distribution along their first axis. */
+    mixture: (...args) => combine("mixture", args),
+    /** joint(...dists, {dim}): independent univariate distributions side by side on a new
+     * last axis. */
+    joint: (...args) => combine("joint", args),
+    /** greta's inverse links (Python's iprobit, icloglog, icauchit, imultilogit). */
+    iprobit: (x) => tb.op("iprobit", x),
+    icloglog: (x) => tb.op("icloglog", x),
+    icauchit: (x) => tb.op("icauchit", x),
+    imultilogit: (x) => tb.op("imultilogit", x),
     /** The posterior mode: opt(model, {optimiser: "lbfgs" | "adam", initialValues,
      * maxIterations, tolerance, learningRate, seed, adjust}) -> {par: {name: Float64Array},
      * shapes: {name: shape}, value (log density), iterations, converged}. */
