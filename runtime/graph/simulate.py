@@ -10,6 +10,7 @@ node (a batched ``family.sample`` and a ``vmap`` of each operation), never a loo
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,7 +58,9 @@ def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
     simulate data given it), or posterior :class:`Draws` from ``mcmc`` for the posterior
     predictive distribution (as greta's ``calculate(y, values = draws, nsim)``): each simulation
     takes the variables of one posterior draw, picked at random (without replacement while
-    ``nsim`` does not exceed the number of draws; ``nsim=None``: every draw, in order).
+    ``nsim`` does not exceed the number of draws, else with replacement and a warning, as
+    greta's; ``nsim=None``: every draw, in order). Variables that are not in the draws but have
+    a distribution (new stochastic arrays) are simulated given each picked draw.
 
     Returns tensors of shape ``(nsim, *shape)`` in the structure of ``targets``; ``nsim``
     defaults to 1 from the prior. The same ``seed`` gives the same simulations. A variable with
@@ -123,6 +126,8 @@ def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
         keys = to_host(gen.uniform((total,), dtype="float64")).tolist()
         idx = sorted(range(total), key=keys.__getitem__)[:nsim]
     else:
+        warnings.warn(f"nsim: {nsim} is more than the {total} posterior draws in values, so the "
+                      f"draws were picked with replacement", UserWarning, stacklevel=3)
         u = to_host(gen.uniform((nsim,), dtype="float64")).tolist()
         idx = [min(int(x * total), total - 1) for x in u]
     out: dict[GraphNode, Any] = {}
@@ -131,6 +136,8 @@ def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
             continue
         name = draws.node_names.get(n) or n.name
         if name not in draws.values:
+            if _stochastic(n):  # a new stochastic array: simulated given each draw
+                continue
             raise ValueError(f"values: the draws have no values for variable {n.label()}; they "
                              f"hold {', '.join(draws.values)}")
         flat = xp.asarray(draws.values[name]).reshape(total, *n.shape)

@@ -153,5 +153,6 @@ def test_posterior_predictive_from_draws() -> None:
     assert set(picked.tolist()) <= set(draws["mu"].reshape(-1).tolist())
     assert len(np.unique(picked)) >= 95
     np.testing.assert_array_equal(again[1].numpy(), some)  # same seed, same simulations
-    more = tb.simulate(mu, values=draws, nsim=2000, seed=4).numpy()  # with replacement
+    with pytest.warns(UserWarning, match="with replacement"):  # as greta's
+        more = tb.simulate(mu, values=draws, nsim=2000, seed=4).numpy()  # with replacement
     assert more.shape == (2000,) and set(more.tolist()) <= set(draws["mu"].reshape(-1).tolist())

@@ -140,6 +140,7 @@ _CHECKS = {
     "nonnegative": (lambda v: v >= 0, "non-negative"),
     "unit": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
     "count": (lambda v: (v >= 0) & (v == v.round()), "a non-negative integer"),
+    "finite": (lambda v: xp.isfinite(v), "finite"),
 }
 
 
@@ -418,7 +419,10 @@ def lkj_correlation(eta: Any, dimension: int = 2) -> LazyArray:
     to det(R)^(eta - 1))."""
     check_values(_ARG_TESTS, "lkj_correlation", (eta, dimension))
     family = LKJCorrelation(int(dimension))
-    return _make_mv(family, {"eta": _as_param(eta)}, None)
+    eta = _as_param(eta)
+    if eta.ndim:  # one number (checked) in an array of any rank: one matrix, as greta
+        eta = ops.reshape(eta, ())
+    return _make_mv(family, {"eta": eta}, None)
 
 
 # -- issue 16: F, hypergeometric, Dirichlet-multinomial, Wishart ---------------------------------
@@ -570,10 +574,19 @@ def _family_checks() -> dict[str, dict[str, str]]:
     return out
 
 
+def _family_kinds() -> dict[str, dict[str, str]]:
+    """distribution name -> its family's parameter kinds other than "array" (``param_kinds``:
+    LKJ's eta is a "scalar")."""
+    return {obj.name: dict(obj.param_kinds) for obj in vars(families).values()
+            if isinstance(obj, type) and isinstance(getattr(obj, "name", None), str)
+            and getattr(obj, "param_kinds", ())}
+
+
 def _catalogue() -> tuple[DistributionSpec, ...]:
-    checks = _family_checks()
+    checks, kinds = _family_checks(), _family_kinds()
     here = globals()
-    return tuple(distribution_spec(n, here[n], checks.get(n)) for n in DISTRIBUTIONS)
+    return tuple(distribution_spec(n, here[n], checks.get(n), kinds.get(n))
+                 for n in DISTRIBUTIONS)
 
 
 # every constructor's arguments, their kinds (argument_checks.ARG_KINDS) and value checks, read

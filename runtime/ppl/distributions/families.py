@@ -410,6 +410,7 @@ class Uniform(Univariate):
 
     name = "uniform"
     param_names = ("min", "max")
+    param_checks = (("min", "finite"), ("max", "finite"))  # greta: the bounds must be finite
     has_icdf = True
 
     def __init__(self, fixed: bool = True) -> None:
@@ -1188,6 +1189,7 @@ class LKJCorrelation(_Multivariate):
     name = "lkj_correlation"
     param_names = ("eta",)
     param_checks = (("eta", "positive"),)
+    param_kinds = (("eta", "scalar"),)  # greta: one eta for the matrix
     event_ndim = 2
 
     def __init__(self, dimension: int = 2) -> None:
