@@ -140,3 +140,32 @@ def test_fit_emits_its_stages() -> None:
     end = [e for e in events if e.stage == "epoch_end"]
     assert [e.epoch for e in end] == [0, 1] and all(e.epochs == 2 and e.steps == 2 for e in end)
     assert set(end[-1].logs) == {"loss"} and events[2].batch == 0
+
+
+def _repo_text(path: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8")
+
+
+def test_the_doors_read_only_the_events_fields() -> None:
+    """The clients name the event fields the runtime defines, by their door's rule: JS's
+    ProgressInfo type and fit listener, R's progress bar."""
+    import dataclasses
+    import re
+
+    from tensorbridge.runtime.argument_checks import door_name
+
+    mcmc = [f.name for f in dataclasses.fields(pe.McmcProgress)]
+    fit = [f.name for f in dataclasses.fields(pe.FitProgress)]
+    dts = _repo_text("js-client/index.d.ts")
+    body = re.search(r"export interface ProgressInfo \{(.*?)\n\}", dts, re.S).group(1)
+    typed = re.findall(r"^\s+(\w+)\??:", body, re.M)
+    assert sorted(typed) == sorted(door_name(f, "js") for f in mcmc)
+    listener = _repo_text("js-client/src/layers.js")
+    read = set(re.findall(r"\bev\.(\w+)", listener))
+    assert read and read <= {door_name(f, "js") for f in fit}
+    r_bar = _repo_text("r-client/R/inference.R")
+    bar = r_bar[r_bar.index("ppl_progress_bar <- function"):r_bar.index("ppl_names <- function")]
+    read_r = set(re.findall(r"\binfo\$(\w+)", bar))
+    assert read_r and read_r <= {door_name(f, "r") for f in mcmc}
