@@ -1,0 +1,467 @@
+"""``ode_solve``: initial value problems dy/dt = fn(t, y, *args), differentiable in y0 and args.
+
+Two integrators, both with error control on the state and output times hit exactly (a step is
+shortened to land on each requested time, so there is no interpolation error):
+
+- ``"rk45"``: the explicit Dormand-Prince 5(4) pair (7 stages, first same as last), fifth-order
+  solution, fourth-order embedded estimate.
+- ``"rosenbrock"``: the two-stage L-stable Rosenbrock-W method ROS2 (gamma = 1 + 1/sqrt(2)),
+  second order for any approximation of the Jacobian, with a first-order embedded estimate; one
+  linear solve with (I - gamma h J) per stage, J from autodiff. For stiff systems. ``"bdf"``
+  and ``"stiff"`` name the same method.
+
+The integrators run on NumPy arrays: ``fn`` is staged once (``tb.function``), together with its
+Jacobian in (t, y, args) for the sensitivities and the Rosenbrock matrix, and the loop calls the
+staged programs. Gradients come from forward sensitivities S = dy/dp (p: y0 and args, flattened)
+integrated on the same steps as y: dS/dt = J_y S + J_p. The step sizes are chosen from y alone,
+so y is the same whether or not S is carried, and for ``rk45`` S is the exact derivative of the
+computed y for those steps. ``ode_solve`` is one primitive (kernel ``ode_solve``) whose VJP reads
+S from a second primitive (``ode_sensitivities``): staged programs and models record both as
+single steps. A solve whose sensitivities were asked for computes them with the state on the
+next solve (exact-input cache), so value-and-gradient costs one augmented solve.
+
+Failures (``max_steps`` exceeded, a step size below the time resolution, a non-finite
+derivative) raise :class:`OdeSolveError`; inside a model (lazy-array arguments) the result is
+NaN instead, which samplers treat as a rejected proposal.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import compile as _compilers  # noqa: F401 - registers tb.function's compilers
+from .autodiff.api import jvp
+from .autodiff.batching import vmap
+from .autodiff.core import Primitive, Tracer, bind
+from .errors import TensorBridgeError
+from .kernels import register_kernel
+from .ops.creation import as_tensor, eye, tensor
+from .ops.shape import reshape, transpose
+from .tensor import Tensor
+
+try:  # the integrators run on NumPy arrays; without NumPy ode_solve is unavailable
+    import numpy as _np
+except ImportError:  # pragma: no cover - Pyodide with the python backend
+    _np = None
+
+__all__ = ["OdeSolveError", "ode_solve"]
+
+METHODS = {"rk45": "rk45", "dopri5": "rk45", "rosenbrock": "rosenbrock", "ros2": "rosenbrock",
+           "bdf": "rosenbrock", "stiff": "rosenbrock"}
+
+
+class OdeSolveError(TensorBridgeError, ArithmeticError):
+    """The integrator could not reach the requested times (step budget, step size, NaN)."""
+
+
+# -- Dormand-Prince 5(4) tableau --------------------------------------------------------------
+_DP_C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
+_DP_A = (
+    (),
+    (1 / 5,),
+    (3 / 40, 9 / 40),
+    (44 / 45, -56 / 15, 32 / 9),
+    (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+    (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
+    (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84),
+)
+_DP_B = _DP_A[6] + (0.0,)  # fifth order (the last stage row: first same as last)
+_DP_BHAT = (5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40)
+_DP_E = tuple(b - bh for b, bh in zip(_DP_B, _DP_BHAT))
+
+_ROS2_GAMMA = 1.0 + 1.0 / math.sqrt(2.0)
+
+
+class _Problem:
+    """One call site's right-hand side, shapes and options; the host-side functions staged once.
+
+    Kept as the primitives' static parameter, so staged programs and model graphs replay it.
+    """
+
+    def __init__(self, fn: Callable[..., Any], y_shape: tuple[int, ...],
+                 arg_shapes: list[tuple[int, ...]], backend: Any, times: Any, t0: float,
+                 method: str, rtol: float, atol: float, max_steps: int, on_failure: str) -> None:
+        self.fn = fn
+        self.y_shape = y_shape
+        self.n = math.prod(y_shape)
+        self.arg_shapes = arg_shapes
+        self.arg_sizes = [math.prod(s) for s in arg_shapes]
+        self.n_params = self.n + sum(self.arg_sizes)
+        self.backend = backend
+        self.times = times
+        self.t0 = t0
+        self.method = method
+        self.rtol = rtol
+        self.atol = atol
+        self.max_steps = max_steps
+        self.on_failure = on_failure
+        self.steps = 0  # accepted steps and rejections of the last solve (for tests, tuning)
+        self.rejected = 0
+        self._f: Any = None
+        self._jac: Any = None
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return (f"<ode problem {getattr(self.fn, '__name__', 'fn')} n={self.n} "
+                f"method={self.method}>")
+
+    # staged host functions -------------------------------------------------------------------
+    def _rhs_flat(self, t: Tensor, y: Tensor, *args: Any) -> Tensor:
+        out = self.fn(t, reshape(y, self.y_shape), *args)
+        out = as_tensor(out, "ode_solve: fn's result")
+        if tuple(out.shape) != self.y_shape:
+            raise ValueError(f"ode_solve: fn(t, y, *args) must return dy/dt with y0's shape "
+                             f"{list(self.y_shape)}, got shape {list(out.shape)}")
+        return reshape(out, (self.n,))
+
+    def _rhs_and_jac(self, t: Tensor, y: Tensor, *args: Any) -> Any:
+        """f and [J_y | J_p] ([n, n + args' sizes]): one batched JVP over the unit vectors."""
+        sizes = [self.n, *self.arg_sizes]
+        basis = eye(sum(sizes), dtype=y.dtype, backend=y.backend)
+
+        def column(e: Tensor) -> Tensor:
+            tangents, lo = [], 0
+            for size, x in zip(sizes, (y, *args)):
+                tangents.append(reshape(e[lo:lo + size], x.shape))
+                lo += size
+            return jvp(lambda yy, *aa: self._rhs_flat(t, yy, *aa), (y, *args), tuple(tangents))[1]
+
+        return self._rhs_flat(t, y, *args), transpose(vmap(column)(basis))
+
+    def _program(self, staged: Any, raws: list[Any]) -> Callable[..., Any]:
+        ts = [tensor(r, dtype="float64", backend=self.backend) for r in raws]
+        raw = staged.raw_program(*ts)
+        if raw is not None:
+            return raw
+        be = self.backend
+
+        def slow(*host: Any) -> Any:  # not stageable or not NumPy: through tensors
+            out = staged(*[tensor(h, dtype="float64", backend=be) for h in host])
+            leaves = out if isinstance(out, tuple) else (out,)
+            flat: list[Any] = []
+            for leaf in leaves:
+                flat.extend(leaf if isinstance(leaf, tuple) else (leaf,))
+            return tuple(_np.asarray(x.numpy(), dtype=_np.float64) for x in flat)
+
+        return slow
+
+    def f(self, t: float, y: Any, args: list[Any]) -> Any:
+        if self._f is None:
+            self._f = self._program(self.backend.compile(self._rhs_flat),
+                                    [_np.float64(t), y, *args])
+        return self._f(_np.float64(t), y, *args)[0]
+
+    def jac(self, t: float, y: Any, args: list[Any]) -> tuple[Any, Any, Any]:
+        """(f, J_y [n, n], J_p [n, args' sizes]) at (t, y)."""
+        if self._jac is None:
+            self._jac = self._program(self.backend.compile(self._rhs_and_jac),
+                                      [_np.float64(t), y, *args])
+        f, jac = self._jac(_np.float64(t), y, *args)
+        return f, jac[:, :self.n], jac[:, self.n:]
+
+    # the solve -------------------------------------------------------------------------------
+    def solve(self, y0: Any, args: list[Any], sens: bool) -> tuple[Any, Any]:
+        """y at the times [T, n] and, with ``sens``, S [T, n, n_params] (else None)."""
+        y0 = _np.asarray(y0, dtype=_np.float64).reshape(self.n)
+        args = [_np.asarray(a, dtype=_np.float64) for a in args]
+        step = _dopri_step if self.method == "rk45" else _ros2_step
+        order = 4 if self.method == "rk45" else 1
+        times = self.times
+        T = len(times)
+        ys = _np.empty((T, self.n))
+        ss = _np.empty((T, self.n, self.n_params)) if sens else None
+        y = y0.copy()
+        S = None
+        if sens:
+            S = _np.zeros((self.n, self.n_params))
+            S[:, :self.n] = _np.eye(self.n)
+        t = self.t0
+        f0 = self.f(t, y, args)
+        h = _initial_step(self, t, y, f0, args, order, times[-1] - t)
+        fsal: Any = None  # the last stage of an accepted rk45 step, for the next one
+        steps = rejected = 0
+        for i, tout in enumerate(times):
+            while t < tout:
+                if steps + rejected >= self.max_steps:
+                    raise OdeSolveError(
+                        f"ode_solve: max_steps={self.max_steps} reached at t={t:.6g} before "
+                        f"t={tout:.6g}; the problem may be stiff (method='rosenbrock') or need "
+                        f"a larger max_steps")
+                last = h >= tout - t
+                hs = tout - t if last else h
+                if hs <= 16 * _np.finfo(float).eps * max(abs(t), 1.0):
+                    raise OdeSolveError(f"ode_solve: step size {hs:.3g} too small at t={t:.6g}")
+                y_new, s_new, err, fsal_new = step(self, t, hs, y, S, args, fsal)
+                scale = self.atol + self.rtol * _np.maximum(_np.abs(y), _np.abs(y_new))
+                e = float(_np.sqrt(_np.mean((err / scale) ** 2))) if self.n else 0.0
+                if not math.isfinite(e):
+                    if not _np.all(_np.isfinite(y_new)) and hs < 1e-300:
+                        raise OdeSolveError(f"ode_solve: non-finite derivative at t={t:.6g}")
+                    h = hs * 0.2
+                    rejected += 1
+                    continue
+                if e <= 1.0:
+                    t = tout if last else t + hs
+                    y, S, fsal = y_new, s_new, fsal_new
+                    steps += 1
+                    fac = 5.0 if e == 0 else min(5.0, 0.9 * e ** (-1.0 / (order + 1)))
+                    # a step cut short to land on tout keeps the longer step it replaced
+                    h = max(h, hs * fac) if last else hs * max(0.2, fac)
+                else:
+                    rejected += 1
+                    h = hs * max(0.2, 0.9 * e ** (-1.0 / (order + 1)))
+            ys[i] = y
+            if sens:
+                ss[i] = S
+        self.steps, self.rejected = steps, rejected
+        return ys, ss
+
+
+def _initial_step(p: _Problem, t: float, y: Any, f0: Any, args: list[Any], order: int,
+                  span: float) -> float:
+    """A first step whose Euler error is about the tolerance (Hairer, Norsett and Wanner's
+    recipe: compare norms of y, f and a finite-difference second derivative)."""
+    if span <= 0:
+        return 1.0
+    scale = p.atol + p.rtol * _np.abs(y)
+    d0 = float(_np.sqrt(_np.mean((y / scale) ** 2))) if p.n else 0.0
+    d1 = float(_np.sqrt(_np.mean((f0 / scale) ** 2))) if p.n else 0.0
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    h0 = min(h0, span)
+    f1 = p.f(t + h0, y + h0 * f0, args)
+    d2 = float(_np.sqrt(_np.mean(((f1 - f0) / scale) ** 2))) / h0 if p.n else 0.0
+    if max(d1, d2) <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
+    return min(100 * h0, h1, span)
+
+
+def _dopri_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
+                fsal: Any) -> tuple[Any, Any, Any, Any]:
+    """One Dormand-Prince step; with S, the same stages linearised (S's exact derivative)."""
+    ks: list[Any] = []
+    kss: list[Any] = []
+    for i in range(7):
+        yi = y
+        si = S
+        for j, a in enumerate(_DP_A[i]):
+            if a:
+                yi = yi + (h * a) * ks[j]
+                if S is not None:
+                    si = si + (h * a) * kss[j]
+        ti = t + _DP_C[i] * h
+        if i == 0 and fsal is not None:
+            ks.append(fsal[0])
+            if S is not None:
+                kss.append(fsal[1])
+            continue
+        if S is None:
+            ks.append(p.f(ti, yi, args))
+        else:
+            f, jy, jp = p.jac(ti, yi, args)
+            ks.append(f)
+            ks_s = jy @ si
+            ks_s[:, p.n:] += jp
+            kss.append(ks_s)
+    y_new = y + h * sum(b * k for b, k in zip(_DP_B, ks) if b)
+    err = h * sum(e * k for e, k in zip(_DP_E, ks) if e)
+    s_new = None if S is None else S + h * sum(b * k for b, k in zip(_DP_B, kss) if b)
+    last = (ks[6], kss[6] if S is not None else None)
+    return y_new, s_new, err, last
+
+
+def _ros2_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
+               fsal: Any) -> tuple[Any, Any, Any, Any]:
+    """One ROS2 step: (I - g h J) k1 = f(t, y); (I - g h J) k2 = f(t + h, y + h k1) - 2 k1;
+    y1 = y + h (3/2 k1 + 1/2 k2); error y1 - (y + h k1). S follows the same scheme with the
+    same matrix (a W-method stays second order with any matrix)."""
+    f, jy, jp = p.jac(t, y, args)
+    n = p.n
+    W = _np.eye(n) - (_ROS2_GAMMA * h) * jy
+    try:
+        k1 = _np.linalg.solve(W, f)
+    except _np.linalg.LinAlgError:
+        return y, S, _np.full(n, _np.inf), None
+    y2 = y + h * k1
+    if S is None:
+        k2 = _np.linalg.solve(W, p.f(t + h, y2, args) - 2.0 * k1)
+        s_new = None
+    else:
+        rs = jy @ S
+        rs[:, n:] += jp
+        ks1 = _np.linalg.solve(W, rs)
+        s2 = S + h * ks1
+        f2, jy2, jp2 = p.jac(t + h, y2, args)
+        rs2 = jy2 @ s2
+        rs2[:, n:] += jp2
+        k2 = _np.linalg.solve(W, f2 - 2.0 * k1)
+        ks2 = _np.linalg.solve(W, rs2 - 2.0 * ks1)
+        s_new = S + h * (1.5 * ks1 + 0.5 * ks2)
+    y_new = y + h * (1.5 * k1 + 0.5 * k2)
+    err = h * 0.5 * (k1 + k2)
+    return y_new, s_new, err, None
+
+
+# -- the primitives ---------------------------------------------------------------------------
+def _same(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return len(a) == len(b) and all(
+        x.shape == y.shape and _np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b))
+
+
+def _run(problem: _Problem, raws: Sequence[Any], sens: bool) -> tuple[Any, Any]:
+    host = [_np.array(r, dtype=_np.float64) for r in raws]
+    try:
+        return problem.solve(host[0], host[1:], sens)
+    except (OdeSolveError, FloatingPointError, _np.linalg.LinAlgError):
+        if problem.on_failure == "raise":
+            raise
+        T = len(problem.times)
+        nan_s = _np.full((T, problem.n, problem.n_params), _np.nan) if sens else None
+        return _np.full((T, problem.n), _np.nan), nan_s
+
+
+def _solve_kernel(*raws: Any, problem: _Problem) -> Any:
+    """y at the times [T, *y0.shape]. When the last solve's sensitivities were asked for, the
+    sensitivities are computed alongside and kept for the ``ode_sensitivities`` call that
+    follows on the same inputs (value and gradient of a log density)."""
+    local = problem._local
+    want = getattr(local, "want", False)
+    if want and getattr(local, "cache", None) is not None and not local.used:
+        local.want = want = False  # the last ones were not read: stop computing them
+    ys, ss = _run(problem, raws, want)
+    local.cache = ([_np.array(r, dtype=_np.float64) for r in raws], ss) if want else None
+    local.used = False
+    return ys.reshape((len(problem.times), *problem.y_shape))
+
+
+def _sens_kernel(*raws: Any, problem: _Problem) -> Any:
+    """S [T, n, n_params]: dy(times)/d(y0, args), flattened in that order."""
+    local = problem._local
+    local.want = True
+    cache = getattr(local, "cache", None)
+    host = [_np.array(r, dtype=_np.float64) for r in raws]
+    if cache is not None and _same(cache[0], host):
+        local.used = True
+        return cache[1]
+    return _run(problem, raws, True)[1]
+
+
+def _host_impl(kernel: Callable[..., Any]) -> Callable[..., Tensor]:
+    def impl(*args: Tensor, problem: _Problem) -> Tensor:
+        be = args[0].backend
+        k = be.kernels.get(kernel.__name__)
+        if k is not None:
+            return be.wrap(k(*[a._raw_unchecked() for a in args], problem=problem))
+        host = [a.numpy() for a in args]  # a backend without the kernel: through the host
+        return tensor(kernel(*host, problem=problem), dtype="float64", backend=be)
+
+    return impl
+
+
+_solve_prim = Primitive("ode_solve", _host_impl(_solve_kernel), kernel="ode_solve", kind="nary")
+_sens_prim = Primitive("ode_sensitivities", _host_impl(_sens_kernel), kernel="ode_sensitivities",
+                       kind="nary")
+_solve_kernel.__name__ = "ode_solve"
+_sens_kernel.__name__ = "ode_sensitivities"
+register_kernel("numpy", "ode_solve", _solve_kernel)
+register_kernel("numpy", "ode_sensitivities", _sens_kernel)
+
+
+def _vjp_rule(i: int) -> Callable[..., Any]:
+    def rule(g: Any, ans: Any, *args: Any, problem: _Problem) -> Any:
+        S = bind(_sens_prim, args, {"problem": problem})  # [T, n, P]
+        sizes = [problem.n, *problem.arg_sizes]
+        lo = sum(sizes[:i])
+        T = len(problem.times)
+        gs = reshape(g, (1, T * problem.n))
+        s_i = reshape(S[:, :, lo:lo + sizes[i]], (T * problem.n, sizes[i]))
+        shape = problem.y_shape if i == 0 else problem.arg_shapes[i - 1]
+        return reshape(gs @ s_i, shape)
+
+    return rule
+
+
+def _set_rules(n_args: int) -> None:
+    if len(_solve_prim.vjp_rules) < n_args:
+        _solve_prim.defvjp(*[_vjp_rule(i) for i in range(n_args)])
+
+
+def _in_model(x: Any) -> bool:
+    while isinstance(x, Tracer):
+        if type(x._trace).__name__ == "GraphTrace":  # graph/ sits above this module
+            return True
+        x = x._primal
+    return False
+
+
+def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: str = "rk45",
+              t0: float | None = None, rtol: float = 1e-6, atol: float = 1e-6,
+              max_steps: int = 100_000) -> Tensor:
+    """Solve dy/dt = fn(t, y, *args) from y(t0) = y0; y at each of ``times``.
+
+    ``fn(t, y, *args)`` is written with tensorbridge ops and returns dy/dt with ``y0``'s shape
+    (``t`` is a 0-d float64 tensor). Returns a tensor of shape ``[len(times), *y0.shape]``.
+    ``t0`` defaults to ``times[0]`` (then the first row is ``y0``); ``times`` must be
+    increasing and not before ``t0``. Differentiable with respect to ``y0`` and ``args``
+    (tensors; pass a model's parameters here rather than closing over them), not ``times``.
+    ``method``: ``"rk45"`` (Dormand-Prince 5(4)) or ``"rosenbrock"`` (ROS2, for stiff systems;
+    ``"bdf"`` is an alias). The error of each step is kept below ``atol + rtol * |y|`` (RMS
+    over the components); ``max_steps`` bounds accepted plus rejected steps.
+    """
+    if _np is None:  # pragma: no cover
+        raise TensorBridgeError("ode_solve: needs NumPy")
+    if not callable(fn):
+        raise TypeError(f"ode_solve: fn must be a function fn(t, y, *args), got {type(fn)}")
+    key = str(method).lower()
+    if key not in METHODS:
+        raise ValueError(f"ode_solve: method must be one of {sorted(METHODS)}, got {method!r}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
+            raise ValueError(f"ode_solve: {name} must be a positive number, got {v!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"ode_solve: max_steps must be a positive integer, got {max_steps!r}")
+    y0 = as_tensor(y0, "ode_solve: y0")
+    if y0.dtype.name != "float64":
+        y0 = y0.astype("float64")
+    if isinstance(times, Tensor):
+        if isinstance(times, Tracer):
+            raise TypeError("ode_solve: times must be data (numbers), not a traced tensor: "
+                            "gradients with respect to times are not supported")
+        times = times.numpy()
+    tt = _np.asarray(times, dtype=_np.float64)
+    if tt.ndim != 1 or tt.size == 0:
+        raise ValueError(f"ode_solve: times must be a non-empty vector, got shape "
+                         f"{list(tt.shape)}")
+    if not _np.all(_np.isfinite(tt)):
+        raise ValueError("ode_solve: times must be finite")
+    if tt.size > 1 and not _np.all(_np.diff(tt) > 0):
+        bad = int(_np.argmax(_np.diff(tt) <= 0))
+        raise ValueError(f"ode_solve: times must be strictly increasing; times[{bad + 1}] = "
+                         f"{tt[bad + 1]:g} follows times[{bad}] = {tt[bad]:g}")
+    start = float(tt[0]) if t0 is None else float(t0)
+    if tt[0] < start:
+        raise ValueError(f"ode_solve: times[0] = {tt[0]:g} is before t0 = {start:g}")
+    targs = []
+    for i, a in enumerate(args):
+        a = as_tensor(a, f"ode_solve: args[{i}]")
+        if a.backend is not y0.backend:
+            raise TypeError(f"ode_solve: args[{i}] is on backend {a.backend.name}, y0 on "
+                            f"{y0.backend.name}")
+        targs.append(a if a.dtype.name == "float64" else a.astype("float64"))
+    problem = _Problem(fn, tuple(y0.shape), [tuple(a.shape) for a in targs], y0.backend,
+                       tuple(float(x) for x in tt), start, METHODS[key], float(rtol),
+                       float(atol), max_steps,
+                       "nan" if any(_in_model(x) for x in (y0, *targs)) else "raise")
+    # check fn's output shape once, at y0 (a clear error before any integration)
+    probe = fn(tensor(start, dtype="float64", backend=y0.backend), y0, *targs)
+    probe = as_tensor(probe, "ode_solve: fn's result")
+    if tuple(probe.shape) != tuple(y0.shape):
+        raise ValueError(f"ode_solve: fn(t, y, *args) must return dy/dt with y0's shape "
+                         f"{list(y0.shape)}, got shape {list(probe.shape)}")
+    problem.times = _np.asarray(problem.times)
+    _set_rules(1 + len(targs))
+    return bind(_solve_prim, (y0, *targs), {"problem": problem})

@@ -1,0 +1,186 @@
+"""tb.ode_solve: analytic solutions, SciPy's solve_ivp, gradients, stiffness, errors, models."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+
+solve_ivp = pytest.importorskip("scipy.integrate").solve_ivp
+
+
+def f64(x):
+    return tb.tensor(np.asarray(x, dtype=np.float64), dtype="float64")
+
+
+def decay(t, y, k):
+    return -k * y
+
+
+def oscillator(t, y, w):
+    return tb.stack([y[1], -w * w * y[0]])
+
+
+def lotka_volterra(t, z, th):
+    u, v = z[0], z[1]
+    return tb.stack([(th[0] - th[1] * v) * u, (-th[2] + th[3] * u) * v])
+
+
+def lv_numpy(t, z, th):
+    u, v = z
+    return [(th[0] - th[1] * v) * u, (-th[2] + th[3] * u) * v]
+
+
+def robertson(t, y, k):
+    a = -k[0] * y[0] + k[1] * y[1] * y[2]
+    c = k[2] * y[1] * y[1]
+    return tb.stack([a, -a - c, c])
+
+
+TH = np.array([0.55, 0.028, 0.8, 0.024])
+Z0 = np.array([33.0, 6.0])
+K_ROB = np.array([0.04, 1e4, 3e7])
+
+
+@pytest.mark.parametrize("method,rtol,bound", [("rk45", 1e-8, 1e-6), ("rosenbrock", 1e-6, 1e-4)])
+def test_exponential_decay_matches_the_exact_solution(method, rtol, bound):
+    ts = np.linspace(0.0, 3.0, 7)
+    y = tb.ode_solve(decay, f64([1.0, -2.0]), ts, f64(0.7), method=method, rtol=rtol,
+                     atol=rtol)
+    exact = np.array([1.0, -2.0]) * np.exp(-0.7 * ts)[:, None]
+    assert y.shape == (7, 2)
+    np.testing.assert_array_equal(y.numpy()[0], [1.0, -2.0])  # t0 = times[0]: y0 itself
+    # global error: the local tolerance accumulated over a few dozen steps
+    np.testing.assert_allclose(y.numpy(), exact, rtol=bound, atol=bound)
+
+
+def test_harmonic_oscillator_matches_cos_and_sin():
+    ts = np.linspace(0.5, 10.0, 20)
+    w = 1.7
+    y = tb.ode_solve(oscillator, f64([1.0, 0.0]), ts, f64(w), t0=0.0, rtol=1e-9, atol=1e-9)
+    exact = np.stack([np.cos(w * ts), -w * np.sin(w * ts)], axis=1)
+    np.testing.assert_allclose(y.numpy(), exact, atol=1e-6)
+
+
+@pytest.mark.parametrize("method,rtol,bound", [("rk45", 1e-8, 1e-6), ("rosenbrock", 1e-5, 1e-3)])
+def test_lotka_volterra_matches_solve_ivp(method, rtol, bound):
+    ts = np.arange(1.0, 21.0)
+    y = tb.ode_solve(lotka_volterra, f64(Z0), ts, f64(TH), t0=0.0, method=method, rtol=rtol,
+                     atol=rtol)
+    ref = solve_ivp(lv_numpy, (0.0, 20.0), Z0, t_eval=ts, args=(TH,), method="DOP853",
+                    rtol=1e-12, atol=1e-12).y.T
+    np.testing.assert_allclose(y.numpy(), ref, rtol=bound)
+
+
+def test_robertson_is_solved_by_the_stiff_method_in_far_fewer_steps():
+    ts = np.array([1.0, 10.0, 100.0])
+    y = tb.ode_solve(robertson, f64([1.0, 0.0, 0.0]), ts, f64(K_ROB), t0=0.0,
+                     method="rosenbrock", rtol=1e-5, atol=1e-8, max_steps=3000)
+    ref = solve_ivp(lambda t, y: [-K_ROB[0] * y[0] + K_ROB[1] * y[1] * y[2],
+                                  K_ROB[0] * y[0] - K_ROB[1] * y[1] * y[2] - K_ROB[2] * y[1] ** 2,
+                                  K_ROB[2] * y[1] ** 2],
+                    (0.0, 100.0), [1.0, 0.0, 0.0], method="Radau", rtol=1e-11, atol=1e-15,
+                    t_eval=ts).y.T
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-3, atol=1e-8)
+    np.testing.assert_allclose(y.numpy().sum(axis=1), 1.0, atol=1e-6)  # mass is conserved
+    # the explicit method does not get past t ~ 4 in the same step budget
+    with pytest.raises(tb.OdeSolveError, match=r"max_steps=3000.*stiff"):
+        tb.ode_solve(robertson, f64([1.0, 0.0, 0.0]), ts, f64(K_ROB), t0=0.0, method="rk45",
+                     rtol=1e-5, atol=1e-8, max_steps=3000)
+
+
+def _fd(fn, x, eps):
+    out = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps * max(1.0, abs(x.flat[i]))
+        out.append((fn(x + e) - fn(x - e)) / (2 * e.flat[i]))
+    return np.array(out).reshape(x.shape)
+
+
+def test_gradients_match_finite_differences_of_the_solve():
+    ts = np.array([2.0, 5.0, 9.0])
+    w = np.array([[1.0, -0.5], [0.3, 2.0], [-1.0, 0.7]])
+
+    def loss(z0, th, method="rk45", rtol=1e-10):
+        y = tb.ode_solve(lotka_volterra, z0, ts, th, t0=0.0, method=method, rtol=rtol,
+                         atol=rtol)
+        return tb.sum(y * f64(w))
+
+    g0, g1 = tb.grad(loss, argnums=(0, 1))(f64(Z0), f64(TH))
+    # tight tolerances: the finite differences' noise (rtol / eps ~ 1e-5) is below the check
+    fd0 = _fd(lambda z: float(loss(f64(z), f64(TH)).numpy()), Z0, 1e-5)
+    fd1 = _fd(lambda th: float(loss(f64(Z0), f64(th)).numpy()), TH, 1e-5)
+    np.testing.assert_allclose(g0.numpy(), fd0, rtol=1e-5)
+    np.testing.assert_allclose(g1.numpy(), fd1, rtol=1e-5)
+    # the stiff method's sensitivities (second order) against those, at its own tolerance
+    r0, r1 = tb.grad(loss, argnums=(0, 1))(f64(Z0), f64(TH), "rosenbrock", 1e-5)
+    np.testing.assert_allclose(r0.numpy(), g0.numpy(), rtol=1e-2)
+    np.testing.assert_allclose(r1.numpy(), g1.numpy(), rtol=1e-2)
+
+
+def test_gradient_of_decay_matches_the_exact_derivative_and_staging_agrees():
+    ts = np.array([1.0, 2.0])
+
+    def loss(y0, k):
+        return tb.sum(tb.ode_solve(decay, y0, ts, k, t0=0.0, rtol=1e-10, atol=1e-12))
+
+    y0, k = 1.5, 0.4
+    vg = tb.value_and_grad(loss, argnums=(0, 1))
+    staged = tb.function(vg)
+    for _ in range(3):  # the staged program replays the solve and its sensitivities
+        (v, (gy, gk)), (sv, (sgy, sgk)) = vg(f64(y0), f64(k)), staged(f64(y0), f64(k))
+        np.testing.assert_allclose(sv.numpy(), v.numpy(), rtol=1e-14)
+        np.testing.assert_allclose([sgy.numpy(), sgk.numpy()], [gy.numpy(), gk.numpy()],
+                                   rtol=1e-14)
+    e = np.exp(-k * ts)
+    np.testing.assert_allclose(v.numpy(), y0 * e.sum(), rtol=1e-8)
+    np.testing.assert_allclose(gy.numpy(), e.sum(), rtol=1e-8)
+    np.testing.assert_allclose(gk.numpy(), (-ts * y0 * e).sum(), rtol=1e-7)
+    tb.check_grads(lambda y, kk: tb.ode_solve(decay, y, ts, kk, t0=0.0, rtol=1e-11,
+                                              atol=1e-13), (f64([y0, 2.0]), f64(k)),
+                   modes=("rev",), order=1)
+
+
+def test_bad_arguments_name_what_is_wrong():
+    y0, k = f64([1.0]), f64(0.5)
+    with pytest.raises(ValueError, match=r"times must be strictly increasing; times\[2\]"):
+        tb.ode_solve(decay, y0, [0.0, 1.0, 1.0], k)
+    with pytest.raises(ValueError, match=r"times\[0\] = 0 is before t0 = 1"):
+        tb.ode_solve(decay, y0, [0.0, 2.0], k, t0=1.0)
+    with pytest.raises(ValueError, match=r"y0's shape \[2\], got shape \[3\]"):
+        tb.ode_solve(lambda t, y: tb.concat([y, y[:1]]), f64([1.0, 2.0]), [0.0, 1.0])
+    with pytest.raises(ValueError, match="method must be one of"):
+        tb.ode_solve(decay, y0, [0.0, 1.0], k, method="euler")
+    with pytest.raises(ValueError, match="rtol must be a positive number"):
+        tb.ode_solve(decay, y0, [0.0, 1.0], k, rtol=0)
+    with pytest.raises(TypeError, match="fn must be a function"):
+        tb.ode_solve(3.0, y0, [0.0, 1.0])
+    with pytest.raises(tb.OdeSolveError, match="max_steps=5 reached"):
+        tb.ode_solve(lotka_volterra, f64(Z0), [0.0, 20.0], f64(TH), max_steps=5)
+
+
+def test_lotka_volterra_model_is_fitted():
+    """A model with ode_solve: the posterior mode recovers the parameters of noiseless-ish data,
+    and a failed solve inside the model is NaN (a rejected proposal), not an error."""
+    ts = np.arange(1.0, 11.0)
+    truth = solve_ivp(lv_numpy, (0.0, 10.0), Z0, t_eval=ts, args=(TH,), rtol=1e-10,
+                      atol=1e-10).y.T
+    rng = np.random.default_rng(1)
+    obs = truth * np.exp(0.02 * rng.standard_normal(truth.shape))
+    theta = tb.normal(np.array([1.0, 0.05, 1.0, 0.05]), 0.5, truncation=(0.0, math.inf))
+    z = tb.ode_solve(lotka_volterra, Z0, ts, theta, t0=0.0, rtol=1e-6, atol=1e-6)
+    tb.distribution(tb.as_data(obs), tb.lognormal(tb.log(z), 0.02))
+    m = tb.model(theta)
+    fit = tb.opt(m, initial_values={theta: [0.5, 0.03, 0.9, 0.02]}, max_iterations=200)
+    est = np.asarray(next(iter(fit.par.values())))
+    np.testing.assert_allclose(est, TH, rtol=0.05)
+    # a solve that fails inside a model (here: out of steps) is NaN, not an error
+    k = tb.normal(1.0, 0.5, truncation=(0.0, math.inf))
+    y = tb.ode_solve(decay, [1.0], [0.0, 5.0], k, max_steps=2)
+    tb.distribution(tb.as_data([[1.0], [0.1]]), tb.normal(y, 0.1))
+    lp = tb.model(k).log_density(np.zeros(1))
+    assert math.isnan(float(lp.numpy()))
