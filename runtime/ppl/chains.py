@@ -68,6 +68,8 @@ class Progress:
 
     def __init__(self, total: int, enabled: bool, callback: Callable[[dict], Any] | None,
                  every: int) -> None:
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"callback_every: expected an integer >= 1, got {every!r}")
         self.total, self.enabled, self.callback, self.every = total, enabled, callback, every
         self.start = time.perf_counter()
         self.warmup_divergences = 0

@@ -169,3 +169,8 @@ def test_the_doors_read_only_the_events_fields() -> None:
     bar = r_bar[r_bar.index("ppl_progress_bar <- function"):r_bar.index("ppl_names <- function")]
     read_r = set(re.findall(r"\binfo\$(\w+)", bar))
     assert read_r and read_r <= {door_name(f, "r") for f in mcmc}
+
+
+def test_callback_every_is_checked_naming_it() -> None:
+    with pytest.raises(ValueError, match="callback_every: expected an integer >= 1, got 0"):
+        tb.mcmc(_model(), n_samples=5, warmup=5, chains=1, progress=False, callback_every=0)
