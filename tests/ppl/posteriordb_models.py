@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .posteriordb_ode_models import lotka_volterra, one_comp_mm_elim_abs
+
 CHAINS = 4
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "posteriordb"
 INF = math.inf
@@ -394,6 +396,9 @@ MODELS: dict[str, tuple[Callable[[dict[str, Any]], Any], bool]] = {
     "gp_pois_regr-gp_pois_regr": (gp_pois_regr, False),
     "hmm_example-hmm_example": (hmm_example, False),
     "low_dim_gauss_mix-low_dim_gauss_mix": (low_dim_gauss_mix, True),
+    # ODE models (posteriordb_ode_models.py): tb.ode_solve on the NumPy sampler, minutes each
+    "hudson_lynx_hare-lotka_volterra": (lotka_volterra, False),
+    "one_comp_mm_elim_abs-one_comp_mm_elim_abs": (one_comp_mm_elim_abs, False),
 }
 
 # Sampling settings (4 chains, CHAINS above) and a fixed seed.
