@@ -266,7 +266,7 @@ def _initial_free(model: Any, chains: int, initial_values: Any, rng: xp.random.G
                 return q
             # every chain draws, so a chain's tries do not depend on the others' luck
             fresh = rng.uniform(-2.0, 2.0, size=(chains, n))
-            q[bad] = fresh[bad]
+            q = xp.where(bad[:, None], fresh, q)  # (no boolean-mask assignment in pure xp)
         raise ValueError(
             "initial_values: could not find initial values with a finite log density in 100 "
             "random tries; give initial_values explicitly"

@@ -37,6 +37,7 @@ from .chains import (
     stop_requested,
 )
 from .draws import Draws
+from .hamiltonian import guard_target
 
 __all__ = ["run_chains_compiled"]
 
@@ -65,7 +66,9 @@ def run_chains_compiled(model: Any, density: Any, n_samples: int, warmup: int, c
     rng = chain_rng(seed, chains, chain_ids, xp)
     with xp.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         # tries of initial points may overflow: they are retried, not warned about (as mcmc)
-        q0 = _initial_free(model, chains, initial_values, rng, model.compiled_target(chains))
+        # a start where the density raises is retried, as where it is -inf
+        q0 = _initial_free(model, chains, initial_values, rng,
+                           guard_target(model.compiled_target(chains)))
     run_class = _run_class(density)
     runs = [run_class(density, q0[c], rng.keys[c], kind=cfg.kind, warmup=warmup,
                      n_samples=n_samples, thin=thin, max_depth=cfg.max_depth,
