@@ -143,13 +143,21 @@ def _options() -> dict[str, tuple[str, ...]]:
 OPTIONS: dict[str, tuple[str, ...]] = _options()
 
 # per door, the options it does not take by that name, and why: the door provides them itself
+# (the variable functions' too: R takes greta's arguments only, and names variables after its
+# objects; the backend is the door's own, and the upper Cholesky factor is what R's door makes)
+_R_VARIABLE = frozenset({"dtype", "name", "backend"})
 INTERNAL: dict[str, dict[str, frozenset[str]]] = {
     # R's mcmc reports progress through its own bar (verbose/pb_update) and Ctrl-C
-    "r": {"mcmc": frozenset({"callback", "should_stop"})},
+    "r": {"mcmc": frozenset({"callback", "should_stop"}),
+          "variable": _R_VARIABLE, "ordered_variable": _R_VARIABLE,
+          "simplex_variable": _R_VARIABLE, "cholesky_variable": _R_VARIABLE | {"upper"},
+          "as_data": _R_VARIABLE},
     # JS: onProgress and an AbortSignal stand for callback and should_stop; no progress bar;
     # Pyodide has no processes to split chains over (n_cores)
     "js": {"mcmc": frozenset({"callback", "should_stop", "progress", "n_cores"}),
-           "fit": frozenset({"verbose"})},
+           "fit": frozenset({"verbose"}),
+           **{v.name: frozenset({"backend"}) for v in VARIABLES},
+           "cholesky_variable": frozenset({"backend", "upper"})},
 }
 
 

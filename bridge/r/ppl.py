@@ -95,17 +95,18 @@ def as_data(x: Any) -> dict[str, Any]:
     return lazy_out(tb.as_data(_r_array(x, "as_data: x")))
 
 
-def _greta_shape(fn: str, dim: Any) -> tuple[int, ...]:
-    """greta's ``dim`` checked by the spec: NULL a scalar (1 x 1), n an n x 1 column."""
+def _greta_shape(fn: str, dim: Any) -> tuple[int, ...] | None:
+    """greta's ``dim`` checked by the spec: n is an n x 1 column; NULL is None (a scalar, or
+    the bounds' shape for ``variable``)."""
     if dim is None:
-        return ()
+        return None
     given = _r_value(dim, f"{fn}: dim")
     front_door.check_call(fn, {"dim": given}, "r")
     shape = tuple(given) if isinstance(given, list) else (given,)
     return shape + (1,) * (len(shape) == 1)
 
 
-def _r_bound(x: Any, shape: tuple[int, ...], where: str) -> Any:
+def _r_bound(x: Any, shape: tuple[int, ...] | None, where: str) -> Any:
     """A bound from R: a number, or an R vector or array laid out in R's column-major order
     over the variable's dimensions (a vector of another length is a column, as greta's)."""
     if not isinstance(x, np.ndarray):
@@ -115,7 +116,7 @@ def _r_bound(x: Any, shape: tuple[int, ...], where: str) -> Any:
         return _r_value(a.tolist(), where)
     if a.size == 1:
         return float(a.reshape(-1)[0])
-    if shape and a.size == math.prod(shape):
+    if shape is not None and a.size == math.prod(shape):
         return np.asarray(a, np.float64).reshape(shape, order="F")
     return np.asarray(a, np.float64).reshape((-1, 1) if a.ndim == 1 else a.shape)
 

@@ -93,8 +93,14 @@ ppl_describe <- function(x) {
 #' the values: numbers when they are known (data, and operations on data only), `?` where they
 #' depend on variables.
 #'
-#' @param x Numeric data (a number, vector, matrix or array) or a lazy array of data.
-#' @param lower,upper Bounds of the variable's support (single numbers; `-Inf`/`Inf` for none).
+#' The arguments are checked by the runtime's front-door spec (the same checks, with the same
+#' words, in every door): a wrong one is named (`variable: lower must be less than upper`).
+#'
+#' @param x Numeric data (a number, vector, matrix or array, or a data frame of numeric
+#'   columns) or a lazy array of data.
+#' @param lower,upper Bounds of the variable's support: numbers (`-Inf`/`Inf` for none), or
+#'   vectors or arrays that broadcast against `dim`, each element with its own bounds (a vector
+#'   of `prod(dim)` values fills `dim` in R's column-major order).
 #' @param dim Dimensions: `NULL` (a scalar), a number `n` (an n x 1 column) or a vector.
 #' @return A lazy array (class `tb_lazy_array`).
 #' @examples
@@ -114,26 +120,30 @@ as_data <- function(x) {
     }
     return(x)
   }
-  ppl_array_arg(x, "x", "as_data")
+  if (is.data.frame(x)) x <- ppl_frame_matrix(x)
   if (is.integer(x) || is.logical(x)) storage.mode(x) <- "double"
+  # the runtime's spec checks x (what R sends: numbers, or what it refuses by name)
   new_lazy(ppl("as_data")(x))
+}
+
+# A data frame's numeric columns as a double matrix; an error names the other columns.
+ppl_frame_matrix <- function(x) {
+  bad <- names(x)[!vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1L))]
+  if (length(bad)) {
+    stop(sprintf(paste("as_data: x is a data frame with non-numeric columns: %s",
+                       "(only numeric columns can be data)"),
+                 paste(bad, collapse = ", ")), call. = FALSE)
+  }
+  m <- matrix(as.double(unlist(x, use.names = FALSE)), nrow = nrow(x), ncol = ncol(x))
+  dimnames(m) <- NULL
+  m
 }
 
 #' @rdname as_data
 #' @export
 variable <- function(lower = -Inf, upper = Inf, dim = NULL) {
-  for (arg in c("lower", "upper")) {
-    v <- get(arg)
-    if (!is.numeric(v) || length(v) != 1L || is.na(v)) {
-      stop(sprintf("variable: %s must be a single number, not %s", arg, ppl_describe(v)),
-           call. = FALSE)
-    }
-  }
-  if (!(lower < upper)) {
-    stop(sprintf("variable: lower must be less than upper, got lower = %s, upper = %s",
-                 format(lower), format(upper)), call. = FALSE)
-  }
-  new_lazy(ppl("variable")(as.double(lower), as.double(upper), ppl_dim(dim, "variable")))
+  # the runtime's spec checks every argument (naming it), as in the other doors
+  new_lazy(ppl("variable")(lower, upper, dim))
 }
 
 # `dim` as greta takes it: NULL, n (a column) or a vector of positive whole numbers.

@@ -406,24 +406,35 @@ def _bounds_constraint(lower: Any, upper: Any, shape: tuple[int, ...]) -> Constr
     return bounded(lo, hi, shape)
 
 
+def _bounds_shape(lower: Any, upper: Any) -> tuple[int, ...]:
+    shapes = [tuple(tensor(b, dtype="float64", backend="python").shape)
+              for b in (lower, upper) if not isinstance(b, (int, float))]
+    try:
+        return broadcast_shapes(*shapes) if shapes else ()
+    except Exception:
+        raise ValueError(f"variable: lower and upper of shapes {[list(s) for s in shapes]} do "
+                         f"not broadcast against each other") from None
+
+
 def _flatten(x: Any) -> list[Any]:
     if isinstance(x, list):
         return [e for item in x for e in _flatten(item)]
     return [x]
 
 
-def variable(lower: Any = -math.inf, upper: Any = math.inf, dim: Any = (),
+def variable(lower: Any = -math.inf, upper: Any = math.inf, dim: Any = None,
              dtype: Any = "float64", name: str | None = None, backend: Any = None) -> LazyArray:
     """An unknown array with support ``(lower, upper)``; ``dim`` is its shape (int or tuple).
     The bounds are numbers, or arrays that broadcast against ``dim`` (each element its own
-    bounds; either may be infinite).
+    bounds; either may be infinite); without ``dim`` the shape is the bounds' (as greta's), a
+    scalar for number bounds.
 
     It has a flat (improper) prior unless a distribution is assigned to it; samplers and
     optimisers see it through a bijector onto R^n.
     """
     check_call(_SPECS["variable"], {"lower": lower, "upper": upper, "dim": dim, "dtype": dtype,
                                     "name": name, "backend": backend})
-    shape = _shape(dim)
+    shape = _shape(dim) if dim is not None else _bounds_shape(lower, upper)
     dt = _float_dtype(dtype)
     return _lazy(VariableNode(_bounds_constraint(lower, upper, shape), shape, dt,
                               model_backend(backend), name))

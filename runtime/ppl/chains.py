@@ -248,7 +248,8 @@ def _constrained_draws(model: Any, free: xp.ndarray) -> dict[str, xp.ndarray]:
     flat = free.reshape(chains * draws, n)
     out: dict[str, xp.ndarray] = {}
     for nm, v, off in zip(names, model.variables, model.offsets):
-        piece = flat[:, off:off + v.size]
+        # each draw's free block in its free shape: structured bijectors read their event axes
+        piece = flat[:, off:off + v.size].reshape(chains * draws, *v.free_shape)
         val = v.bijector.forward(to_tensor(piece, dtype=v.dtype, backend=model.backend))
         out[nm] = to_host(val).reshape(chains, draws, *v.shape)
     return out

@@ -135,10 +135,13 @@ def test_ordered_variable_draws_are_sorted_and_match_rejection_sampling(backend:
     y = np.array([1.0, 0.0, 0.5])
     x = tb.ordered_variable(3)
     tb.distribution(tb.as_data(y), tb.normal(x, 1.0))
-    d = mcmc(tb.model(x), n_samples=600, warmup=400, chains=2, seed=2, progress=False,
+    rows = tb.ordered_variable((2, 3))  # two rows, each increasing (flat prior: no data)
+    tb.distribution(tb.as_data(np.zeros((2, 3))), tb.normal(rows, 1.0))
+    d = mcmc(tb.model(x, rows), n_samples=600, warmup=400, chains=2, seed=2, progress=False,
              backend=backend)
     draws = d["x"].reshape(-1, 3)
     assert np.all(np.diff(draws, axis=1) > 0)
+    assert np.all(np.diff(d["rows"], axis=-1) > 0)
     # the posterior: independent normal(y_i, 1) restricted to x_1 < x_2 < x_3
     z = np.random.default_rng(0).normal(y, 1.0, size=(400_000, 3))
     ref = z[np.all(np.diff(z, axis=1) > 0, axis=1)].mean(axis=0)
