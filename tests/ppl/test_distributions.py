@@ -138,6 +138,14 @@ UNIVARIATE = [
          {"size": _col([0.7, 5.0, 40.0]), "prob": [0.2, 0.8]},
          lambda size, prob: stats.nbinom(size, prob), {"size": [0.7, 5.0], "prob": [0.3, 0.8]},
          ("size", "prob"), [-1.0, 0.5], discrete=True),
+    _uni("f", F.F(), {"df1": _col([0.6, 3.0, 40.0]), "df2": [1.5, 25.0]},
+         lambda df1, df2: stats.f(df1, df2), {"df1": [3.0, 12.0], "df2": [14.0, 30.0]},
+         ("value", "df1", "df2"), [-1.0]),
+    _uni("hypergeometric", F.Hypergeometric(),
+         {"m": _col([3.0, 10.0, 60.0]), "n": [0.0, 7.0], "k": _col([2.0, 3.0, 40.0])},
+         lambda m, n, k: stats.hypergeom(np.asarray(m) + np.asarray(n), m, k),
+         {"m": [10.0, 60.0], "n": [7.0, 200.0], "k": [8.0, 100.0]}, ("m",),
+         [-1.0, 0.5], discrete=True),
 ]
 
 
@@ -255,6 +263,47 @@ def _lkj_moments(eta: np.ndarray) -> tuple:
     return np.broadcast_to(np.eye(3), off.shape), off, None
 
 
+def _dm_ref(x: np.ndarray, size: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    n = np.broadcast_to(size, x.shape[:-1])
+    a = np.broadcast_to(alpha, x.shape)
+    out = np.empty(x.shape[:-1])
+    for idx in np.ndindex(*x.shape[:-1]):
+        out[idx] = stats.dirichlet_multinomial.logpmf(x[idx], a[idx], n[idx])
+    return out
+
+
+def _dm_moments(size: np.ndarray, alpha: np.ndarray) -> tuple:
+    a = np.asarray(alpha)
+    n = np.broadcast_to(size, a.shape[:-1])
+    ref = [stats.dirichlet_multinomial(a[i], n[i]) for i in range(a.shape[0])]
+    return np.stack([r.mean() for r in ref]), np.stack([r.var() for r in ref]), None
+
+
+_S1 = np.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, 0.8]])
+_S2 = np.array([[0.5, 0.1, 0.0], [0.1, 3.0, 1.0], [0.0, 1.0, 1.5]])
+
+
+def _wishart_value(df: np.ndarray, Sigma: np.ndarray) -> np.ndarray:
+    rng = np.random.default_rng(12)
+    return np.stack([_random_corr(rng, 3) * rng.uniform(0.5, 3.0) for _ in range(2)])
+
+
+def _wishart_ref(x: np.ndarray, df: np.ndarray, Sigma: np.ndarray) -> np.ndarray:
+    d = np.broadcast_to(df, x.shape[:-2])
+    s = np.broadcast_to(Sigma, x.shape)
+    out = np.empty(x.shape[:-2])
+    for idx in np.ndindex(*x.shape[:-2]):
+        out[idx] = stats.wishart(df=d[idx], scale=s[idx]).logpdf(x[idx])
+    return out
+
+
+def _wishart_moments(df: np.ndarray, Sigma: np.ndarray) -> tuple:
+    d = np.asarray(df)[..., None, None]
+    s = np.asarray(Sigma)
+    diag = np.diagonal(s, axis1=-2, axis2=-1)
+    return d * s, d * (s * s + diag[..., :, None] * diag[..., None, :]), None
+
+
 MULTIVARIATE = [
     Case("categorical", F.Categorical(), {"prob": _P}, _cat_value, _cat_ref,
          {"prob": _P}, _cat_moments, ("prob",), [[1.0, 1.0, 0.0], [0.5, 0.5, 0.0]],
@@ -272,6 +321,16 @@ MULTIVARIATE = [
          _mvn_moments, ("value", "mean", "cholesky"), event_shape=(3,)),
     Case("lkj_correlation", F.LKJCorrelation(3), {"eta": [0.7, 3.0]}, _lkj_value, _lkj_ref,
          {"eta": [0.7, 3.0]}, _lkj_moments, ("eta",), event_shape=(3, 3)),
+    Case("dirichlet_multinomial", F.DirichletMultinomial(),
+         {"size": [5.0, 12.0], "alpha": [[0.5, 1.0, 2.0], [3.0, 4.0, 0.8]]},
+         lambda size, alpha: _mn_value(size, alpha), _dm_ref,
+         {"size": [5.0, 40.0], "alpha": [[0.5, 1.0, 2.0], [3.0, 4.0, 0.8]]}, _dm_moments,
+         ("alpha",), [[1.0, 1.0, 1.0], [-1.0, 3.0, 3.0]], event_shape=(3,)),
+    Case("wishart", F.Wishart(), {"df": [2.4, 9.0], "Sigma": np.stack([_S1, _S2])},
+         _wishart_value, _wishart_ref, {"df": [4.5, 9.0], "Sigma": np.stack([_S1, _S2])},
+         _wishart_moments, ("df",), [-np.eye(3), [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0],
+                                                   [0.0, 0.0, 1.0]]],
+         event_shape=(3, 3)),
 ]
 
 CASES = UNIVARIATE + MULTIVARIATE
@@ -317,7 +376,8 @@ def test_support(case: Case) -> None:
         lp = case.family.log_prob(T(bad), **params).numpy()
         assert np.all(lp == -np.inf), (bad, lp)
         # supports that do not depend on the parameters say so too
-        if case.id not in ("uniform", "pareto", "binomial", "beta_binomial", "multinomial"):
+        if case.id not in ("uniform", "pareto", "binomial", "beta_binomial", "multinomial",
+                           "dirichlet_multinomial"):
             assert not bool(tb.max(tb.cast(support.check(T(bad)), "int32")) == 1), bad
 
 

@@ -1395,16 +1395,22 @@ class Wishart(_Multivariate):
         # (df - K - 1)/2 log|X| - tr(Sigma^-1 X)/2 - df K/2 log 2 - df/2 log|Sigma|
         # - log Gamma_K(df/2); with L L' = Sigma and M M' = X, tr(Sigma^-1 X) = |L^-1 M|_F^2
         k = value.shape[-1]
+        # outside the support (not symmetric positive definite): -inf, factorising the
+        # identity instead (the support's check has no exceptions)
+        ok = positive_definite.check(value)
+        eye = ops.eye(k, dtype=value.dtype, backend=value.backend)
+        x = ops.where(ops.expand_dims(ops.expand_dims(ok, -1), -1), value, eye)
         chol_s = ops.cholesky(Sigma)
-        chol_x = ops.cholesky(value)
+        chol_x = ops.cholesky(x)
         batch = ops.broadcast_shapes(tuple(chol_s.shape[:-2]), tuple(chol_x.shape[:-2]))
         chol_s = ops.broadcast_to(chol_s, (*batch, k, k))
         z = ops.triangular_solve(chol_s, ops.broadcast_to(chol_x, (*batch, k, k)), lower=True)
         trace = ops.sum(ops.sum(z * z, axis=-1), axis=-1)
         log_det_x = 2.0 * ops.sum(ops.log(_diag(chol_x)), axis=-1)
         log_det_s = 2.0 * ops.sum(ops.log(_diag(chol_s)), axis=-1)
-        return (0.5 * (df - k - 1.0) * log_det_x - 0.5 * trace - 0.5 * df * k * LOG_2
-                - 0.5 * df * log_det_s - log_multigamma(0.5 * df, k))
+        lp = (0.5 * (df - k - 1.0) * log_det_x - 0.5 * trace - 0.5 * df * k * LOG_2
+              - 0.5 * df * log_det_s - log_multigamma(0.5 * df, k))
+        return _guard(ok, lp)
 
     def sample(self, generator: Any, shape: tuple[int, ...], /, *, df: Any, Sigma: Any) -> Any:
         # Bartlett: X = L A A' L', A lower triangular with A_ii^2 ~ chi2(df - i) (0-based i)
