@@ -16,6 +16,7 @@ from scipy import special, stats
 
 import tensorbridge as tb
 from tensorbridge.runtime import spec
+from tensorbridge.runtime.compiled.build import compiler_available
 from tensorbridge.runtime.ppl import distributions as D
 from tensorbridge.runtime.ppl.distributions import families as F
 
@@ -326,6 +327,29 @@ def test_nuts_mixture_and_joint() -> None:
     x = d[d.names[0]]
     _ess_close(x[..., 0], -3.0, 0.5)
     _ess_close(x[..., 1], 3.0, 0.5)
+
+
+@pytest.mark.skipif(compiler_available() is not None, reason="no C compiler")
+def test_the_new_densities_lower_to_c() -> None:
+    """Every kernel of the new densities has a C lowering: mcmc(backend="compiled") runs them
+    (no fallback to the NumPy sampler)."""
+    rng = np.random.default_rng(0)
+    alpha = tb.lognormal(0.0, 1.0, dim=(1, 3))
+    y = tb.as_data(rng.multinomial(20, [0.2, 0.3, 0.5], size=10).astype(float))
+    tb.distribution(y, tb.dirichlet_multinomial(tb.as_data(np.full(10, 20.0)), alpha))
+    w = tb.uniform(0.0, 1.0, dim=2)
+    lam = tb.lognormal(1.0, 1.0, dim=2)
+    tb.distribution(tb.as_data(np.array([0.0, 2.0, 5.0, 9.0, 12.0])),
+                    tb.mixture(tb.poisson(lam[0]), tb.poisson(lam[1]), weights=w, dim=5))
+    s = tb.wishart(5.0, np.eye(2))
+    tb.distribution(tb.as_data(rng.normal(size=(20, 2))),
+                    tb.multivariate_normal(np.zeros(2), s, n_realisations=20))
+    x = tb.f(3.0, 7.0)
+    j = tb.joint(tb.normal(0.0, 1.0), tb.normal(1.0, 2.0))
+    m = tb.model(alpha, w, lam, s, x, j)
+    d = tb.mcmc(m, n_samples=20, warmup=20, chains=1, seed=1, progress=False,
+                backend="compiled")
+    assert d.backend == "compiled"
 
 
 # -- links ----------------------------------------------------------------------------------------
