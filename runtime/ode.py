@@ -398,6 +398,12 @@ def _in_model(x: Any) -> bool:
     return False
 
 
+def _innermost(x: Any) -> Tensor:
+    while isinstance(x, Tracer):
+        x = x._primal
+    return x
+
+
 def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: str = "rk45",
               t0: float | None = None, rtol: float = 1e-6, atol: float = 1e-6,
               max_steps: int = 100_000) -> Tensor:
@@ -456,12 +462,12 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
                        tuple(float(x) for x in tt), start, METHODS[key], float(rtol),
                        float(atol), max_steps,
                        "nan" if any(_in_model(x) for x in (y0, *targs)) else "raise")
-    # check fn's output shape once, at y0 (a clear error before any integration)
-    probe = fn(tensor(start, dtype="float64", backend=y0.backend), y0, *targs)
-    probe = as_tensor(probe, "ode_solve: fn's result")
-    if tuple(probe.shape) != tuple(y0.shape):
-        raise ValueError(f"ode_solve: fn(t, y, *args) must return dy/dt with y0's shape "
-                         f"{list(y0.shape)}, got shape {list(probe.shape)}")
+    # stage fn and its Jacobian now, on the values underneath any tracers (read without
+    # ending a staging: only shapes matter to the recording): fn's shape is checked here, and
+    # a host callback (R, JavaScript) is not called again from a sampler's threads
     problem.times = _np.asarray(problem.times)
+    values = [_np.asarray(_innermost(x).numpy(), dtype=_np.float64) for x in (y0, *targs)]
+    problem.f(start, values[0].reshape(-1), values[1:])
+    problem.jac(start, values[0].reshape(-1), values[1:])
     _set_rules(1 + len(targs))
     return bind(_solve_prim, (y0, *targs), {"problem": problem})
