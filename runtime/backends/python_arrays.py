@@ -1,15 +1,27 @@
-"""The part of NumPy's API that the samplers' bookkeeping and the diagnostics use, in pure Python.
+"""The python backend's arrays, and the host namespace's NumPy-free implementation.
 
-Pyodide's core has no NumPy, yet ``mcmc()`` keeps per-chain state (positions, momenta, step
-sizes, tree statistics) on the host and computes R-hat and ESS there. This module provides the
-same names with the same semantics for those uses, so the samplers run unchanged on it (see
-``host_namespace``): an :class:`ndarray` of ``bool``/``int64``/``float64``/``complex128``
-values stored row-major in a flat Python list, NumPy broadcasting, IEEE results instead of
-Python exceptions (``exp`` overflow is ``inf``, ``log(0)`` is ``-inf``, ``0/0`` is ``nan``,
-``nan`` propagates through ``max``/``minimum``/``maximum``), reductions with ``axis`` and
-``keepdims``, basic and boolean/integer-array indexing, an O(n log n) FFT (radix-2, Bluestein for
-other lengths), and ``random.default_rng`` drawing from the runtime's Philox stream so that a seed
-gives the same numbers with and without NumPy.
+An :class:`ndarray` is a flat row-major list of Python scalars, a shape and a dtype
+(``bool_``/``int64``/``float64``). It is two things, and only those:
+
+* the buffer of the ``python`` backend (``python_backend.PyArray`` subclasses it and adds the
+  runtime dtype; the backend's kernels use the broadcasting and shape helpers here);
+* ``xp`` of :mod:`~tensorbridge.runtime.host_namespace` where NumPy cannot be imported (Pyodide):
+  the samplers' host bookkeeping (positions, momenta, step sizes, tree statistics), the draws and
+  their summaries run on it unchanged, written once against NumPy's names.
+
+So it implements NumPy's semantics for the subset those uses need, and nothing more: the
+operators ``+ - * / @``, comparisons, ``& | ~`` and their in-place forms (no ``// % **``);
+indexing by ints, slices, ``None``, boolean masks and integer arrays (reading only; arrays are
+filled by construction); ``asarray``/``array``/``from_flat``/``full``/``zeros``/``ones``/
+``zeros_like``/``stack``/``concatenate``/``reshape``/``broadcast_to``; the elementwise ``exp
+log sqrt abs floor round isfinite isnan where clip maximum minimum logaddexp nan_to_num``;
+the reductions ``sum mean var std min max all any argmin`` with ``axis``/``keepdims``;
+``quantile`` (NumPy's linear method); ``errstate`` (a no-op context: nothing here warns);
+``random.default_rng(seed).uniform`` from the runtime's Philox stream (the same numbers with
+and without NumPy). IEEE results instead of Python exceptions (``exp`` overflow is ``inf``,
+``log(0)`` is ``-inf``, ``0/0`` is ``nan``, ``nan`` propagates through ``max``/``minimum``/
+``maximum``). The diagnostics do not go element by element through these arrays (their
+NumPy-free kernels work on lists of floats, see ``ppl/diagnostics.py``).
 
 Differences from NumPy, none of which the samplers rely on: slicing copies instead of making
 views (``reshape``/``ravel`` and ``a[:, None]`` do share memory, as NumPy's views do); reductions
@@ -20,7 +32,6 @@ pairwise, so they can differ from NumPy's in the last bits.
 from __future__ import annotations
 
 import builtins
-import cmath
 import math
 import operator
 import os
@@ -34,14 +45,12 @@ from .. import dtypes as D
 from ..random import Generator as Philox
 
 __all__ = [
-    "abs", "absolute", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "argsort",
-    "around", "array", "asarray", "bool_", "broadcast_shapes", "broadcast_to", "ceil", "clip",
-    "complex128", "concatenate", "conj", "conjugate", "dtype", "e", "empty", "errstate", "exp",
-    "expm1", "fft", "float64", "floor", "from_flat", "full", "full_like", "inf", "int64",
-    "isfinite", "isinf", "isnan", "log", "log1p", "logaddexp", "max", "maximum", "mean", "median",
-    "min", "minimum", "nan", "nan_to_num", "ndarray", "newaxis", "ones", "ones_like", "pi", "ptp",
-    "quantile", "random", "reshape", "round", "shape", "sort", "sqrt", "square", "stack", "std",
-    "sum", "unique", "var", "vectorize", "where", "zeros", "zeros_like",
+    "abs", "all", "any", "argmin", "array", "asarray", "bool_", "broadcast_shapes",
+    "broadcast_to", "clip", "concatenate", "default_rng", "dtype", "errstate", "exp", "float64",
+    "floor", "from_flat", "full", "inf", "int64", "isfinite", "isnan", "log", "logaddexp", "max",
+    "maximum", "mean", "min", "minimum", "nan", "nan_to_num", "ndarray", "ones", "quantile",
+    "random", "reshape", "round", "shape", "sqrt", "stack", "std", "sum", "var", "where", "zeros",
+    "zeros_like",
 ]
 
 # this module defines sum/max/min/abs/all/any/round like NumPy; the builtins stay reachable here
@@ -50,15 +59,12 @@ _all, _any, _round = builtins.all, builtins.any, builtins.round
 
 inf = math.inf
 nan = math.nan
-pi = math.pi
-e = math.e
-newaxis = None
 _LN2 = math.log(2.0)
 
 
 # -- dtypes -------------------------------------------------------------------------------------
 class dtype:  # noqa: N801 - NumPy's name
-    """One of ``bool_ < int64 < float64 < complex128``; calling it casts a Python scalar."""
+    """One of ``bool_ < int64 < float64``, with the Python type that holds its values."""
 
     __slots__ = ("cast", "kind", "name", "rank")
 
@@ -80,9 +86,6 @@ class dtype:  # noqa: N801 - NumPy's name
     def __hash__(self) -> int:
         return hash(self.name)
 
-    def __call__(self, value: Any = 0) -> Any:
-        return self.cast(value)
-
     def __reduce__(self) -> tuple[Any, ...]:
         return _as_dtype, (self.name,)  # the module's singleton: dtypes compare by identity
 
@@ -90,12 +93,10 @@ class dtype:  # noqa: N801 - NumPy's name
 bool_ = dtype("bool", "b", 0, bool)
 int64 = dtype("int64", "i", 1, int)
 float64 = dtype("float64", "f", 2, float)
-complex128 = dtype("complex128", "c", 3, complex)
-_BY_RANK = (bool_, int64, float64, complex128)
+_BY_RANK = (bool_, int64, float64)
 _NAMES = {"bool": bool_, "bool_": bool_, "?": bool_, "b1": bool_,
           "int": int64, "int64": int64, "i8": int64, "long": int64,
-          "float": float64, "float64": float64, "f8": float64, "double": float64, "d": float64,
-          "complex": complex128, "complex128": complex128, "c16": complex128}
+          "float": float64, "float64": float64, "f8": float64, "double": float64, "d": float64}
 
 
 def _as_dtype(x: Any) -> dtype | None:
@@ -107,13 +108,11 @@ def _as_dtype(x: Any) -> dtype | None:
         return int64
     if x is float:
         return float64
-    if x is complex:
-        return complex128
     # strings, and NumPy's dtypes and scalar types where NumPy is around (tests compare)
     name = x if isinstance(x, str) else getattr(x, "name", None) or getattr(x, "__name__", None)
     if isinstance(name, str) and name in _NAMES:
         return _NAMES[name]
-    raise TypeError(f"dtype: {x!r} is not one of bool, int64, float64, complex128")
+    raise TypeError(f"dtype: {x!r} is not one of bool, int64, float64")
 
 
 def _scalar_dtype(v: Any) -> dtype:
@@ -123,16 +122,14 @@ def _scalar_dtype(v: Any) -> dtype:
         return int64
     if isinstance(v, float):
         return float64
-    if isinstance(v, complex):
-        return complex128
     raise TypeError(f"{type(v).__name__} is not a number")
 
 
-_PLAIN = frozenset({bool, int, float, complex})
+_PLAIN = frozenset({bool, int, float})
 
 
 def _plain(v: Any) -> Any:
-    """A Python bool/int/float/complex for any scalar (NumPy scalars, 0-d objects)."""
+    """A Python bool/int/float for any scalar (NumPy scalars, 0-d objects)."""
     if v.__class__ in _PLAIN:
         return v
     item = getattr(v, "item", None)  # NumPy scalars (subclasses of float among them)
@@ -186,13 +183,6 @@ class ndarray:  # noqa: N801 - NumPy's name
     shape: tuple[int, ...]
     dtype: dtype
 
-    def __init__(self, shape: Any, dtype: Any = float) -> None:
-        dt = _as_dtype(dtype)
-        shp = _shape_arg(shape)
-        self._data = [dt.cast(0)] * _prod(shp)
-        self.shape = shp
-        self.dtype = dt
-
     # -- attributes ------------------------------------------------------------------------
     @property
     def ndim(self) -> int:
@@ -201,22 +191,6 @@ class ndarray:  # noqa: N801 - NumPy's name
     @property
     def size(self) -> int:
         return len(self._data)
-
-    @property
-    def T(self) -> ndarray:
-        return self.transpose()
-
-    @property
-    def real(self) -> ndarray:
-        if self.dtype is complex128:
-            return _wrap([v.real for v in self._data], self.shape, float64)
-        return self
-
-    @property
-    def imag(self) -> ndarray:
-        if self.dtype is complex128:
-            return _wrap([v.imag for v in self._data], self.shape, float64)
-        return _wrap([self.dtype.cast(0)] * len(self._data), self.shape, self.dtype)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -245,9 +219,6 @@ class ndarray:  # noqa: N801 - NumPy's name
 
     def __int__(self) -> int:
         return int(self._scalar())
-
-    def __complex__(self) -> complex:
-        return complex(self._scalar())
 
     def __index__(self) -> int:
         if self.shape or self.dtype.kind not in "bi":
@@ -292,9 +263,6 @@ class ndarray:  # noqa: N801 - NumPy's name
     def ravel(self) -> ndarray:
         return _wrap(self._data, (len(self._data),), self.dtype)
 
-    def flatten(self) -> ndarray:
-        return _wrap(list(self._data), (len(self._data),), self.dtype)
-
     def transpose(self, *axes: Any) -> ndarray:
         nd = len(self.shape)
         if not axes or axes == (None,):
@@ -312,11 +280,6 @@ class ndarray:  # noqa: N801 - NumPy's name
         d = self._data
         return _wrap([d[o] for o in offsets], tuple(self.shape[p] for p in perm), self.dtype)
 
-    def conjugate(self) -> ndarray:
-        return conjugate(self)
-
-    conj = conjugate
-
     # -- reductions ------------------------------------------------------------------------
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
         return sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
@@ -330,9 +293,6 @@ class ndarray:  # noqa: N801 - NumPy's name
     def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
         return std(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return max(self, axis=axis, keepdims=keepdims)
-
     def min(self, axis: Any = None, keepdims: bool = False) -> Any:
         return min(self, axis=axis, keepdims=keepdims)
 
@@ -341,15 +301,6 @@ class ndarray:  # noqa: N801 - NumPy's name
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Any:
         return any(self, axis=axis, keepdims=keepdims)
-
-    def argmin(self, axis: Any = None) -> Any:
-        return argmin(self, axis=axis)
-
-    def argmax(self, axis: Any = None) -> Any:
-        return argmax(self, axis=axis)
-
-    def argsort(self, axis: int = -1, kind: str | None = None) -> ndarray:
-        return argsort(self, axis=axis, kind=kind)
 
     def round(self, decimals: int = 0) -> ndarray:
         return round(self, decimals)
@@ -360,25 +311,11 @@ class ndarray:  # noqa: N801 - NumPy's name
             return self._data[key]
         offsets, shape = _index(self, key)
         d = self._data
-        if not shape and not _is_array_key(key):
+        if not shape and not isinstance(key, ndarray | list):
             return d[offsets[0] if offsets is not None else 0]  # a scalar, as NumPy's
         if offsets is None:  # only full slices and new axes: same data, NumPy's view
             return _wrap(d, shape, self.dtype)
         return _wrap([d[o] for o in offsets], shape, self.dtype)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        cast = self.dtype.cast
-        if key.__class__ is int and len(self.shape) == 1 and not isinstance(value, ndarray):
-            self._data[key] = cast(_plain(value))
-            return
-        offsets, shape = _index(self, key)
-        if offsets is None:
-            offsets = range(len(self._data))
-        vd, vs, _ = _parts(value)
-        vals = vd if vs == shape else _expand(vd, vs, shape)
-        d = self._data
-        for o, v in zip(offsets, vals):
-            d[o] = cast(v)
 
     # -- operators -------------------------------------------------------------------------
     def __add__(self, o: Any) -> Any:
@@ -405,29 +342,8 @@ class ndarray:  # noqa: N801 - NumPy's name
     def __rtruediv__(self, o: Any) -> Any:
         return _binary(o, self, operator.truediv, _safe_div, "div")
 
-    def __floordiv__(self, o: Any) -> Any:
-        return _binary(self, o, operator.floordiv, _safe_floordiv, "arith")
-
-    def __rfloordiv__(self, o: Any) -> Any:
-        return _binary(o, self, operator.floordiv, _safe_floordiv, "arith")
-
-    def __mod__(self, o: Any) -> Any:
-        return _binary(self, o, operator.mod, _safe_mod, "arith")
-
-    def __rmod__(self, o: Any) -> Any:
-        return _binary(o, self, operator.mod, _safe_mod, "arith")
-
-    def __pow__(self, o: Any) -> Any:
-        return _binary(self, o, _safe_pow, None, "arith")
-
-    def __rpow__(self, o: Any) -> Any:
-        return _binary(o, self, _safe_pow, None, "arith")
-
     def __matmul__(self, o: Any) -> Any:
         return _matmul(self, asarray(o))
-
-    def __rmatmul__(self, o: Any) -> Any:
-        return _matmul(asarray(o), self)
 
     def __and__(self, o: Any) -> Any:
         return _binary(self, o, operator.and_, None, "bit")
@@ -440,12 +356,6 @@ class ndarray:  # noqa: N801 - NumPy's name
 
     def __ror__(self, o: Any) -> Any:
         return _binary(o, self, operator.or_, None, "bit")
-
-    def __xor__(self, o: Any) -> Any:
-        return _binary(self, o, operator.xor, None, "bit")
-
-    def __rxor__(self, o: Any) -> Any:
-        return _binary(o, self, operator.xor, None, "bit")
 
     def __lt__(self, o: Any) -> Any:
         return _binary(self, o, operator.lt, None, "cmp")
@@ -520,10 +430,6 @@ class ndarray:  # noqa: N801 - NumPy's name
     def __ior__(self, o: Any) -> ndarray:
         return self._inplace(o, operator.or_, None, "bit")
 
-    def __ixor__(self, o: Any) -> ndarray:
-        return self._inplace(o, operator.xor, None, "bit")
-
-
 def _nest(flat: list[Any], shape: tuple[int, ...]) -> Any:
     if not shape:
         return flat[0]
@@ -538,8 +444,6 @@ def _cast_list(values: list[Any], src: dtype, dst: dtype) -> list[Any]:
         return list(values)
     if dst is bool_:
         return [v != 0 for v in values]
-    if src is complex128 and dst is not complex128:
-        values = [v.real for v in values]  # NumPy discards the imaginary part (with a warning)
     return list(map(dst.cast, values))
 
 
@@ -565,10 +469,6 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
 
 
 # -- indexing -----------------------------------------------------------------------------------
-def _is_array_key(key: Any) -> bool:
-    return isinstance(key, ndarray | list)
-
-
 def _index(a: ndarray, key: Any) -> tuple[list[int] | None, tuple[int, ...]]:
     """Flat source offsets (None: every element in order) and the result shape for ``a[key]``."""
     shape = a.shape
@@ -690,7 +590,7 @@ def _view_shape(shape: tuple[int, ...], key: tuple[Any, ...]) -> tuple[int, ...]
 def _parts(x: Any) -> tuple[list[Any], tuple[int, ...], dtype]:
     if x.__class__ is ndarray:
         return x._data, x.shape, x.dtype
-    if isinstance(x, bool | int | float | complex):
+    if isinstance(x, bool | int | float):
         return [x], (), _scalar_dtype(x)
     a = asarray(x)
     return a._data, a.shape, a.dtype
@@ -785,11 +685,7 @@ def _binary(a: Any, b: Any, op: Callable[[Any, Any], Any], safe: Callable | None
     elif dt is bool_:
         if op is operator.sub:
             raise TypeError("numpy boolean subtract, the `-` operator, is not supported")
-        if op in _INT_ON_BOOL:  # NumPy computes these on booleans as integers
-            dt = int64
-            out = [int(v) for v in out]
-        else:
-            out = [bool(v) for v in out]  # + is or, * is and, min/max stay boolean
+        out = [bool(v) for v in out]  # + is or, * is and, min/max stay boolean
     elif dt is float64 and adt.rank < 2 and bdt.rank < 2:
         out = list(map(float, out))  # int ** negative int and the like
     return _wrap(out, shape, dt)
@@ -799,44 +695,11 @@ def _safe_div(a: Any, b: Any) -> Any:
     try:
         return a / b
     except ZeroDivisionError:
-        if isinstance(a, complex) or isinstance(b, complex):
-            return complex(nan, nan)
         if a != a or a == 0:
             return nan
         return math.copysign(inf, a) * math.copysign(1.0, b)
     except OverflowError:
         return math.copysign(inf, a) * math.copysign(1.0, b)
-
-
-def _safe_floordiv(a: Any, b: Any) -> Any:
-    try:
-        return a // b
-    except ZeroDivisionError:
-        if isinstance(a, int) and isinstance(b, int):
-            return 0
-        return nan if a != a or a == 0 else math.copysign(inf, a) * math.copysign(1.0, b)
-
-
-def _safe_mod(a: Any, b: Any) -> Any:
-    try:
-        return a % b
-    except ZeroDivisionError:
-        return 0 if isinstance(a, int) and isinstance(b, int) else nan
-
-
-def _safe_pow(a: Any, b: Any) -> Any:
-    try:
-        r = a ** b
-    except OverflowError:
-        return inf if a > 0 or float(b) % 2 == 0 else -inf
-    except ZeroDivisionError:  # 0.0 ** negative
-        return inf
-    if isinstance(r, complex) and not isinstance(a, complex) and not isinstance(b, complex):
-        return nan  # a negative base to a fractional power
-    return r
-
-
-_INT_ON_BOOL = (operator.floordiv, operator.mod, _safe_pow)
 
 
 def _matmul(a: ndarray, b: ndarray) -> Any:
@@ -870,7 +733,7 @@ def _matmul(a: ndarray, b: ndarray) -> Any:
 
 
 def _unary(x: Any, fast: Callable[[Any], Any], safe: Callable[[Any], Any],
-           out: dtype | None, complex_fn: Callable[[Any], Any] | None = None) -> Any:
+           out: dtype | None) -> Any:
     """Apply ``fast`` elementwise (``safe`` if it raises); scalars in, scalars out."""
     scalar = not isinstance(x, ndarray | list | tuple)
     if scalar:
@@ -879,9 +742,6 @@ def _unary(x: Any, fast: Callable[[Any], Any], safe: Callable[[Any], Any],
     else:
         data, shape, dt = _parts(x)
     odt = out or dt
-    if dt is complex128 and complex_fn is not None:
-        fast = safe = complex_fn
-        odt = bool_ if out is bool_ else complex128
     try:
         res = list(map(fast, data))
     except _ARITH_ERRORS:
@@ -904,69 +764,34 @@ def _log_safe(v: float) -> float:
     return -inf if v == 0 else nan
 
 
-def _log1p_safe(v: float) -> float:
-    if v > -1:
-        return math.log1p(v)
-    return -inf if v == -1 else nan
-
-
 def _sqrt_safe(v: float) -> float:
     return math.sqrt(v) if v >= 0 else nan
 
 
-def _expm1_safe(v: float) -> float:
-    try:
-        return math.expm1(v)
-    except OverflowError:
-        return inf
-
-
 def exp(x: Any) -> Any:
-    return _unary(x, math.exp, _exp_safe, float64, cmath.exp)
-
-
-def expm1(x: Any) -> Any:
-    return _unary(x, math.expm1, _expm1_safe, float64)
+    return _unary(x, math.exp, _exp_safe, float64)
 
 
 def log(x: Any) -> Any:
-    return _unary(x, math.log, _log_safe, float64, cmath.log)
-
-
-def log1p(x: Any) -> Any:
-    return _unary(x, math.log1p, _log1p_safe, float64)
+    return _unary(x, math.log, _log_safe, float64)
 
 
 def sqrt(x: Any) -> Any:
-    return _unary(x, math.sqrt, _sqrt_safe, float64, cmath.sqrt)
-
-
-def square(x: Any) -> Any:
-    return _binary(x, x, operator.mul, None, "arith") if isinstance(x, ndarray) else x * x
+    return _unary(x, math.sqrt, _sqrt_safe, float64)
 
 
 def abs(x: Any) -> Any:
     if isinstance(x, ndarray) and x.dtype is bool_:
         return x.copy()
-    out = _unary(x, _abs, _abs, None)
-    if isinstance(out, ndarray) and out.dtype is complex128:
-        out.dtype = float64
-    return out
-
-
-absolute = abs
+    return _unary(x, _abs, _abs, None)
 
 
 def isfinite(x: Any) -> Any:
-    return _unary(x, math.isfinite, math.isfinite, bool_, cmath.isfinite)
+    return _unary(x, math.isfinite, math.isfinite, bool_)
 
 
 def _floor(v: Any) -> Any:
     return float(math.floor(v)) if isinstance(v, float) else v
-
-
-def _ceil(v: Any) -> Any:
-    return float(math.ceil(v)) if isinstance(v, float) else v
 
 
 def _keep_special(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -975,10 +800,6 @@ def _keep_special(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def floor(x: Any) -> Any:
     return _unary(x, _floor, _keep_special(_floor), None)
-
-
-def ceil(x: Any) -> Any:
-    return _unary(x, _ceil, _keep_special(_ceil), None)
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
@@ -999,25 +820,12 @@ def shape(a: Any) -> tuple[int, ...]:
     return _parts(a)[1]
 
 
-def isinf(x: Any) -> Any:
-    return _unary(x, math.isinf, math.isinf, bool_, cmath.isinf)
-
-
 def isnan(x: Any) -> Any:
     return _unary(x, _isnan, _isnan, bool_)
 
 
 def _isnan(v: Any) -> bool:
     return v != v
-
-
-def conjugate(x: Any) -> Any:
-    if isinstance(x, ndarray) and x.dtype is complex128:
-        return _wrap([v.conjugate() for v in x._data], x.shape, complex128)
-    return asarray(x).copy() if isinstance(x, ndarray | list | tuple) else x.conjugate()
-
-
-conj = conjugate
 
 
 def _logaddexp(a: float, b: float) -> float:
@@ -1031,12 +839,13 @@ def _logaddexp(a: float, b: float) -> float:
     return nan
 
 
-def _minimum(a: Any, b: Any) -> Any:
-    return a if (a <= b or a != a) else b
-
-
 def _maximum(a: Any, b: Any) -> Any:
-    return a if (a >= b or a != a) else b
+    # NumPy's loops: the first operand when it is larger or NaN, else the second (ties too)
+    return a if (a > b or a != a) else b
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    return a if (a < b or a != a) else b
 
 
 def _scalar_result(a: Any, b: Any, r: ndarray) -> Any:
@@ -1129,9 +938,6 @@ def round(a: Any, decimals: int = 0) -> Any:
     return _wrap(list(map(rnd, arr._data)), arr.shape, float64)
 
 
-around = round
-
-
 # -- construction -------------------------------------------------------------------------------
 def _flatten(x: Any) -> tuple[tuple[int, ...], list[Any]]:
     if isinstance(x, ndarray):
@@ -1153,7 +959,7 @@ def _flatten(x: Any) -> tuple[tuple[int, ...], list[Any]]:
 def _from_object(x: Any, dt: dtype | None) -> ndarray:
     if isinstance(x, list | tuple) and x and _all(v.__class__ is ndarray for v in x):
         return _stack_rows(x, dt)  # np.array([a, b, ...]): the samplers' common case
-    if not isinstance(x, list | tuple | bool | int | float | complex) and hasattr(x, "tolist"):
+    if not isinstance(x, list | tuple | bool | int | float) and hasattr(x, "tolist"):
         x = x.tolist()  # NumPy arrays, Tensors, memoryviews
     shape, flat = _flatten(x)
     if _all(v.__class__ is float for v in flat):
@@ -1222,10 +1028,6 @@ def ones(shape: Any, dtype: Any = float) -> ndarray:
     return full(shape, 1, dtype or float)
 
 
-def empty(shape: Any, dtype: Any = float) -> ndarray:
-    return full(shape, 0, dtype or float)  # "uninitialised" memory reads as zeros here
-
-
 def full_like(a: Any, fill_value: Any, dtype: Any = None) -> ndarray:
     src = asarray(a)
     return full(src.shape, fill_value, dtype or src.dtype)
@@ -1233,20 +1035,6 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None) -> ndarray:
 
 def zeros_like(a: Any, dtype: Any = None) -> ndarray:
     return full_like(a, 0, dtype)
-
-
-def ones_like(a: Any, dtype: Any = None) -> ndarray:
-    return full_like(a, 1, dtype)
-
-
-def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> ndarray:
-    if stop is None:
-        start, stop = 0, start
-    n = _max(0, math.ceil((stop - start) / step))
-    ints = _all(isinstance(v, int) for v in (start, stop, step))
-    values = [start + i * step for i in range(n)]
-    dt = _as_dtype(dtype) or (int64 if ints else float64)
-    return _wrap(list(map(dt.cast, values)), (n,), dt)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> ndarray:
@@ -1345,8 +1133,6 @@ def _reduce(x: Any, axis: Any, fn: Callable[[list[Any]], Any], keepdims: bool,
 def _sum_fn(dt: dtype) -> Callable[[list[Any]], Any]:
     if dt is float64:
         return _fsum
-    if dt is complex128:
-        return lambda v: _sum(v, 0j)
     return _sum
 
 
@@ -1367,10 +1153,9 @@ def _mean_lane(fsum: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
 
 def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     arr = asarray(a)
-    dt = complex128 if arr.dtype is complex128 else float64
-    if arr.dtype is not dt:
-        arr = arr.astype(dt)
-    return _reduce(arr, axis, _mean_lane(_sum_fn(dt)), keepdims, dt)
+    if arr.dtype is not float64:
+        arr = arr.astype(float64)
+    return _reduce(arr, axis, _mean_lane(_fsum), keepdims, float64)
 
 
 def var(a: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
@@ -1412,15 +1197,6 @@ def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _reduce(a, axis, _extreme(_min), keepdims)
 
 
-amax, amin = max, min
-
-
-def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    hi = max(a, axis=axis, keepdims=keepdims)
-    lo = min(a, axis=axis, keepdims=keepdims)
-    return hi - lo
-
-
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _reduce(a, axis, _all, keepdims, bool_)
 
@@ -1448,55 +1224,7 @@ def argmin(a: Any, axis: Any = None) -> Any:
     return _reduce(a, axis, _arg_extreme(operator.lt), False, int64)
 
 
-def argmax(a: Any, axis: Any = None) -> Any:
-    return _reduce(a, axis, _arg_extreme(operator.gt), False, int64)
-
-
 # -- sorting, order statistics ------------------------------------------------------------------
-def _along(a: ndarray, axis: int, fn: Callable[[list[Any]], list[Any]], dt: dtype,
-           m: int | None = None) -> ndarray:
-    """Apply ``fn`` (lane -> lane of length ``m``, default: the same) along ``axis``."""
-    ax = _norm_axis(axis, len(a.shape))
-    lanes, shape = _lanes(a, ax)
-    n_out = shape[ax] if m is None else m
-    inner = _prod(shape[ax + 1:])
-    outer = _prod(shape[:ax])
-    out: list[Any] = [None] * (outer * n_out * inner)
-    for k, lane in enumerate(lanes):
-        o, i = divmod(k, inner)
-        res = fn(lane)
-        if len(res) != n_out:
-            raise ValueError("lane function returned the wrong length")
-        start = o * n_out * inner + i
-        out[start:start + n_out * inner:inner] = res
-    return _wrap(out, (*shape[:ax], n_out, *shape[ax + 1:]), dt)
-
-
-def _order(v: list[Any]) -> list[int]:
-    """Stable ascending order, NaNs last (NumPy's)."""
-    if _any(x != x for x in v):
-        return sorted(range(len(v)), key=lambda i: (v[i] != v[i], 0.0 if v[i] != v[i] else v[i]))
-    return sorted(range(len(v)), key=v.__getitem__)
-
-
-def argsort(a: Any, axis: int | None = -1, kind: str | None = None) -> ndarray:
-    arr = asarray(a)
-    if axis is None:
-        arr = arr.ravel()
-        axis = 0
-    if not arr.shape:
-        return _wrap([0], (), int64)
-    return _along(arr, axis, _order, int64)
-
-
-def sort(a: Any, axis: int | None = -1, kind: str | None = None) -> ndarray:
-    arr = asarray(a)
-    if axis is None:
-        arr = arr.ravel()
-        axis = 0
-    return _along(arr, axis, lambda v: [v[i] for i in _order(v)], arr.dtype)
-
-
 def _lerp(a: float, b: float, t: float) -> float:
     diff = b - a
     return b - diff * (1 - t) if t >= 0.5 else a + diff * t
@@ -1542,70 +1270,7 @@ def quantile(a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return stack(parts).reshape(*qs.shape, *parts[0].shape)
 
 
-def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    def lane(v: list[Any]) -> float:
-        if not v or _any(x != x for x in v):
-            return nan
-        s = sorted(v)
-        n = len(s)
-        mid = n // 2
-        return float(s[mid]) if n % 2 else (s[mid - 1] + s[mid]) / 2.0
-
-    return _reduce(asarray(a).astype(float64, copy=False), axis, lane, keepdims, float64)
-
-
-def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
-           return_counts: bool = False) -> Any:
-    flat = asarray(ar).ravel()
-    v = flat._data
-    order = _order(v)
-    values: list[Any] = []
-    index: list[int] = []
-    counts: list[int] = []
-    inverse = [0] * len(v)
-    for i in order:
-        x = v[i]
-        if values and (values[-1] == x or (x != x and values[-1] != values[-1])):
-            counts[-1] += 1
-        else:
-            values.append(x)
-            index.append(i)  # the order is stable: the first occurrence comes first
-            counts.append(1)
-        inverse[i] = len(values) - 1
-    out = [_wrap(values, (len(values),), flat.dtype)]
-    if return_index:
-        out.append(_wrap(index, (len(index),), int64))
-    if return_inverse:
-        out.append(_wrap(inverse, (len(inverse),), int64))
-    if return_counts:
-        out.append(_wrap(counts, (len(counts),), int64))
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-# -- vectorize, errstate ------------------------------------------------------------------------
-class vectorize:  # noqa: N801 - NumPy's name
-    """``vectorize(f)(*arrays)``: ``f`` applied elementwise over the broadcast arguments."""
-
-    def __init__(self, pyfunc: Callable[..., Any], otypes: Any = None) -> None:
-        self.pyfunc = pyfunc
-        self.otypes = otypes
-
-    def __call__(self, *args: Any) -> Any:
-        parts = [_parts(a) for a in args]
-        shape = _broadcast_shapes(*(p[1] for p in parts))
-        cols = [_expand(d, s, shape) for d, s, _ in parts]
-        out = [_plain(v) for v in map(self.pyfunc, *cols)]
-        if self.otypes:
-            dt = _as_dtype(self.otypes[0])
-            out = list(map(dt.cast, out))
-        else:
-            dt = _scalar_dtype(out[0]) if out else float64
-            if _any(_scalar_dtype(v) is not dt for v in out):
-                dt = _BY_RANK[_max(_scalar_dtype(v).rank for v in out)]
-                out = list(map(dt.cast, out))
-        return _wrap(out, shape, dt)
-
-
+# -- errstate -----------------------------------------------------------------------------------
 class errstate:  # noqa: N801 - NumPy's name
     """NumPy's floating-point error context. Nothing here warns or raises on inf/nan, so it has
     nothing to change; it accepts the same keywords."""
@@ -1624,132 +1289,10 @@ class errstate:  # noqa: N801 - NumPy's name
     def __exit__(self, *exc: Any) -> bool:
         return False
 
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapped(*a: Any, **k: Any) -> Any:
-            with self:
-                return fn(*a, **k)
-
-        return wrapped
-
-
-# -- FFT ----------------------------------------------------------------------------------------
-_TWIDDLES: dict[tuple[int, int], list[complex]] = {}
-
-
-def _twiddles(n: int, sign: int) -> list[complex]:
-    tw = _TWIDDLES.get((n, sign))
-    if tw is None:
-        tw = [complex(math.cos(2 * math.pi * k / n), sign * math.sin(2 * math.pi * k / n))
-              for k in range(n // 2)]
-        _TWIDDLES[(n, sign)] = tw
-    return tw
-
-
-def _fft_pow2(x: list[complex], inverse: bool) -> list[complex]:
-    """Radix-2 Cooley-Tukey (decimation in time), unnormalised, ``len(x)`` a power of two.
-
-    The butterflies of the iterative bit-reversal form (``e + w o`` and ``e - w o``, twiddles
-    ``w = tw[k * n / len]`` of the table for ``n``), computed by halves with list
-    comprehensions, which run several times faster in CPython than indexing element by
-    element."""
-    n = len(x)
-    if n <= 1:
-        return list(x)
-    return _fft_rec(list(x), _twiddles(n, 1 if inverse else -1), 1)
-
-
-def _fft_rec(x: list[complex], tw: list[complex], stride: int) -> list[complex]:
-    n = len(x)
-    if n == 2:
-        a, b = x
-        return [a + b, a - b]
-    if n == 4:
-        a, b, c, d = x
-        ac, ac_, bd, bd_ = a + c, a - c, b + d, (b - d) * tw[stride]
-        return [ac + bd, ac_ + bd_, ac - bd, ac_ - bd_]
-    even = _fft_rec(x[0::2], tw, stride * 2)
-    odd = _fft_rec(x[1::2], tw, stride * 2)
-    t = [o * w for o, w in zip(odd, tw[::stride])]
-    return [e + u for e, u in zip(even, t)] + [e - u for e, u in zip(even, t)]
-
-
-def _fft_any(x: list[complex], inverse: bool) -> list[complex]:
-    """Unnormalised DFT of any length: radix-2, else Bluestein's chirp-z convolution."""
-    n = len(x)
-    if n == 0:
-        raise ValueError("Invalid number of FFT data points (0) specified.")
-    if n & (n - 1) == 0:
-        return _fft_pow2(x, inverse)
-    sign = 1.0 if inverse else -1.0
-    # chirp w_k = exp(sign i pi k^2 / n), with k^2 reduced mod 2n to keep the angle accurate
-    w = [cmath.exp(complex(0.0, sign * math.pi * ((k * k) % (2 * n)) / n)) for k in range(n)]
-    m = 1 << (2 * n - 1).bit_length()
-    a = [x[k] * w[k] for k in range(n)] + [0j] * (m - n)
-    b = [0j] * m
-    b[0] = w[0].conjugate()
-    for k in range(1, n):
-        b[k] = b[m - k] = w[k].conjugate()
-    fa, fb = _fft_pow2(a, False), _fft_pow2(b, False)
-    conv = _fft_pow2([p * q for p, q in zip(fa, fb)], True)
-    return [conv[k] / m * w[k] for k in range(n)]
-
-
-def _fit(lane: list[Any], n: int, fill: Any) -> list[Any]:
-    return lane[:n] if len(lane) >= n else lane + [fill] * (n - len(lane))
-
-
-def _fft(a: Any, n: int | None = None, axis: int = -1) -> ndarray:
-    arr = asarray(a)
-    size = n if n is not None else arr.shape[axis]
-    return _along(arr, axis, lambda v: _fft_any([complex(x) for x in _fit(v, size, 0)], False),
-                  complex128, size)
-
-
-def _ifft(a: Any, n: int | None = None, axis: int = -1) -> ndarray:
-    arr = asarray(a)
-    size = n if n is not None else arr.shape[axis]
-    return _along(arr, axis,
-                  lambda v: [c / size for c in _fft_any([complex(x) for x in _fit(v, size, 0)],
-                                                        True)], complex128, size)
-
-
-def _rfft(a: Any, n: int | None = None, axis: int = -1) -> ndarray:
-    arr = asarray(a)
-    if arr.dtype is complex128:
-        arr = arr.real
-    size = n if n is not None else arr.shape[axis]
-    return _along(arr, axis,
-                  lambda v: _fft_any([complex(x) for x in _fit(v, size, 0)], False)[:size // 2 + 1],
-                  complex128, size // 2 + 1)
-
-
-def _irfft(a: Any, n: int | None = None, axis: int = -1) -> ndarray:
-    arr = asarray(a)
-    size = n if n is not None else 2 * (arr.shape[axis] - 1)
-    if size < 1:
-        raise ValueError(f"Invalid number of FFT data points ({size}) specified.")
-    half = size // 2 + 1
-
-    def lane(v: list[Any]) -> list[float]:
-        spec = [complex(x) for x in _fit(v, half, 0j)]
-        full = [0j] * size
-        full[:half] = spec
-        full[0] = complex(spec[0].real, 0.0)  # the imaginary parts NumPy ignores
-        if size % 2 == 0:
-            full[size // 2] = complex(spec[size // 2].real, 0.0)
-        for k in range(1, (size + 1) // 2):
-            full[size - k] = spec[k].conjugate()
-        return [c.real / size for c in _fft_any(full, True)]
-
-    return _along(arr, axis, lane, float64, size)
-
-
-fft = SimpleNamespace(fft=_fft, ifft=_ifft, rfft=_rfft, irfft=_irfft)
-
 
 # -- random numbers -----------------------------------------------------------------------------
 class Generator:
-    """``default_rng(seed)``: uniform and normal draws from the runtime's Philox-4x32-10 stream
+    """``default_rng(seed)``: uniform draws from the runtime's Philox-4x32-10 stream
     (``tensorbridge.random.Generator``), identical with and without NumPy for a given seed."""
 
     def __init__(self, seed: int | None = None) -> None:
@@ -1758,16 +1301,9 @@ class Generator:
         self._philox = Philox(operator.index(seed))
         self._f64 = D.float64
 
-    def __repr__(self) -> str:
-        return f"Generator(Philox) at {id(self):#x}"
-
     def _uniforms(self, n: int) -> list[float]:
         u = self._philox._uniform_host(n, self._f64)
         return u if isinstance(u, list) else u.tolist()
-
-    def _normals(self, n: int) -> list[float]:
-        z = self._philox._std_normal_host(n)
-        return z if isinstance(z, list) else z.tolist()
 
     @staticmethod
     def _shape(size: Any, *params: Any) -> tuple[int, ...] | None:
@@ -1776,43 +1312,12 @@ class Generator:
         shapes = [p.shape for p in params if isinstance(p, ndarray)]
         return _broadcast_shapes(*shapes) if shapes else None
 
-    def random(self, size: Any = None) -> Any:
-        if size is None:
-            return self._uniforms(1)[0]
-        shp = _shape_arg(size)
-        return _wrap(self._uniforms(_prod(shp)), shp, float64)
-
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> Any:
         shp = self._shape(size, low, high)
         if shp is None:
             u = self._uniforms(1)[0]
             return low + (high - low) * u
         return low + (high - low) * _wrap(self._uniforms(_prod(shp)), shp, float64)
-
-    def standard_normal(self, size: Any = None) -> Any:
-        if size is None:
-            return self._normals(1)[0]
-        shp = _shape_arg(size)
-        return _wrap(self._normals(_prod(shp)), shp, float64)
-
-    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
-        shp = self._shape(size, loc, scale)
-        if shp is None:
-            return loc + scale * self._normals(1)[0]
-        return loc + scale * _wrap(self._normals(_prod(shp)), shp, float64)
-
-    def integers(self, low: int, high: int | None = None, size: Any = None,
-                 endpoint: bool = False) -> Any:
-        if high is None:
-            low, high = 0, low
-        if endpoint:
-            high += 1
-        if not low < high:
-            raise ValueError("low >= high")
-        span = high - low
-        shp = () if size is None else _shape_arg(size)
-        vals = [low + _min(int(u * span), span - 1) for u in self._uniforms(_prod(shp))]
-        return vals[0] if size is None else _wrap(vals, shp, int64)
 
 
 def default_rng(seed: int | None = None) -> Generator:

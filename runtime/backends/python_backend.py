@@ -66,6 +66,7 @@ from ..kernels import register_kernel
 from ..tensor import Tensor
 from . import python_arrays as pa
 from .base import Backend, make_tensor
+from .python_arrays import _exp_safe, _log_safe, _logaddexp, _maximum, _minimum, _prod, _sqrt_safe
 
 __all__ = ["LinAlgError", "PyArray", "PythonBackend"]
 
@@ -108,13 +109,6 @@ def _mk(data: list[Any], shape: tuple[int, ...], dt: DType) -> PyArray:
     a.dtype = _PA[dt]
     a.tb_dtype = dt
     return a
-
-
-def _prod(shape: Any) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _r32(values: list[float]) -> list[float]:
@@ -297,13 +291,6 @@ except ImportError:
     _SCIPY = False
 
 
-def _exp_safe(v: float) -> float:
-    try:
-        return math.exp(v)
-    except OverflowError:
-        return _inf
-
-
 def _expm1_safe(v: float) -> float:
     try:
         return math.expm1(v)
@@ -311,20 +298,10 @@ def _expm1_safe(v: float) -> float:
         return _inf
 
 
-def _log_safe(v: float) -> float:
-    if v > 0:
-        return math.log(v)
-    return -_inf if v == 0 else _nan
-
-
 def _log1p_safe(v: float) -> float:
     if v > -1:
         return math.log1p(v)
     return -_inf if v == -1 else _nan
-
-
-def _sqrt_safe(v: float) -> float:
-    return math.sqrt(v) if v >= 0 or v != v else _nan
 
 
 def _recip(v: float) -> float:
@@ -371,17 +348,6 @@ def _lgamma_safe(v: float) -> float:
 def _erfc_safe(v: float) -> float:
     return math.erfc(v)
 
-
-
-def _logaddexp(a: float, b: float) -> float:  # np.logaddexp (npy_logaddexp)
-    if a == b:
-        return a + 0.693147180559945309417232121458176568
-    d = a - b
-    if d > 0:
-        return a + math.log1p(math.exp(-d))
-    if d <= 0:
-        return b + math.log1p(math.exp(d))
-    return d
 
 
 def _expit(v: float) -> float:
@@ -751,15 +717,6 @@ def _pow_i(a: int, b: int) -> int:
 register_kernel(NAME, "floordiv", _int_or_float("floordiv", _floordiv_f, _floordiv_i))
 register_kernel(NAME, "mod", _int_or_float("mod", _mod_f, _mod_i))
 register_kernel(NAME, "pow", _int_or_float("pow", _safe_pow, _pow_i))
-
-
-def _maximum(a: Any, b: Any) -> Any:
-    # NumPy's loops: the first operand when it is larger or NaN, else the second (ties too)
-    return a if (a > b or a != a) else b
-
-
-def _minimum(a: Any, b: Any) -> Any:
-    return a if (a < b or a != a) else b
 
 
 def _extreme_kernel(name: str, op: Any) -> Any:

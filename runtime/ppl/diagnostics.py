@@ -28,7 +28,6 @@ import operator
 from array import array
 from typing import Any
 
-from ..backends.python_arrays import _fft_pow2
 from ..compiled.js_sampler import js_available, stats_namespace
 from ..host_namespace import for_namespace, xp
 from .distributions.special import ACKLAM_A, ACKLAM_B, ACKLAM_C, ACKLAM_D, ACKLAM_P_LOW
@@ -244,6 +243,46 @@ def _z_nan(flat: list[float]) -> list[float]:
 
 def _flat(x: list[list[float]]) -> list[float]:
     return list(itertools.chain.from_iterable(x))
+
+
+_TWIDDLES: dict[tuple[int, int], list[complex]] = {}
+
+
+def _twiddles(n: int, sign: int) -> list[complex]:
+    tw = _TWIDDLES.get((n, sign))
+    if tw is None:
+        tw = [complex(math.cos(2 * math.pi * k / n), sign * math.sin(2 * math.pi * k / n))
+              for k in range(n // 2)]
+        _TWIDDLES[(n, sign)] = tw
+    return tw
+
+
+def _fft_pow2(x: list[complex], inverse: bool) -> list[complex]:
+    """Radix-2 Cooley-Tukey (decimation in time), unnormalised, ``len(x)`` a power of two.
+
+    The butterflies of the iterative bit-reversal form (``e + w o`` and ``e - w o``, twiddles
+    ``w = tw[k * n / len]`` of the table for ``n``), computed by halves with list
+    comprehensions, which run several times faster in CPython than indexing element by
+    element."""
+    n = len(x)
+    if n <= 1:
+        return list(x)
+    return _fft_rec(list(x), _twiddles(n, 1 if inverse else -1), 1)
+
+
+def _fft_rec(x: list[complex], tw: list[complex], stride: int) -> list[complex]:
+    n = len(x)
+    if n == 2:
+        a, b = x
+        return [a + b, a - b]
+    if n == 4:
+        a, b, c, d = x
+        ac, ac_, bd, bd_ = a + c, a - c, b + d, (b - d) * tw[stride]
+        return [ac + bd, ac_ + bd_, ac - bd, ac_ - bd_]
+    even = _fft_rec(x[0::2], tw, stride * 2)
+    odd = _fft_rec(x[1::2], tw, stride * 2)
+    t = [o * w for o, w in zip(odd, tw[::stride])]
+    return [e + u for e, u in zip(even, t)] + [e - u for e, u in zip(even, t)]
 
 
 def _acov_python(centred: list[list[float]], n: int, size: int) -> list[list[float]]:

@@ -1,10 +1,10 @@
-"""The pure-Python array shim (what the samplers use without NumPy) against NumPy itself: every
-operator and function on random inputs, broadcasting, inf/nan, booleans, indexing, FFTs."""
+"""The python arrays (the python backend's buffers, and the host namespace without NumPy) against
+NumPy itself: every operator and function they implement, on random inputs, broadcasting,
+inf/nan, booleans, indexing."""
 
 from __future__ import annotations
 
 import itertools
-import math
 import operator
 import warnings
 import zlib
@@ -55,9 +55,8 @@ def check(got, want, rtol=1e-12, atol=0.0):
         np.testing.assert_array_equal(g, want)
 
 
-ARITH = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
-         operator.mod, operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
-         operator.ne]
+ARITH = [operator.add, operator.sub, operator.mul, operator.truediv, operator.lt, operator.le,
+         operator.gt, operator.ge, operator.eq, operator.ne]
 
 
 @pytest.mark.parametrize("op", ARITH, ids=lambda f: f.__name__)
@@ -76,21 +75,18 @@ def test_binary_operators_broadcast_with_inf_nan(op, sa, sb):
     check(op(_pure(a), _pure(b)), want)
 
 
-@pytest.mark.parametrize("op", [*ARITH, operator.pow], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("op", ARITH, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [np.int64, np.bool_, np.float64])
 def test_scalars_on_both_sides_and_dtypes(op, dtype):
     rng = np.random.default_rng(1)
     a = _rand((2, 3), rng, special=False, dtype=dtype)
-    if op is operator.pow:
-        a = np.abs(a).astype(dtype) + (1 if dtype != np.bool_ else 0)
     for s in (2, 2.5, True):
         if dtype == np.bool_ and op in (operator.sub,) and isinstance(s, bool):
             continue  # NumPy refuses boolean subtraction
         with np.errstate(all="ignore"):
             want_l, want_r = op(a, s), op(s, a)
         check(op(_pure(a), s), want_l)
-        if op is not operator.pow:
-            check(op(s, _pure(a)), want_r)
+        check(op(s, _pure(a)), want_r)
 
 
 def test_division_by_zero_overflow_and_int_semantics():
@@ -98,17 +94,14 @@ def test_division_by_zero_overflow_and_int_semantics():
     b = np.array([0.0, 0.0, 0.0, 0.0, -0.0])
     with np.errstate(all="ignore"):
         check(_pure(a) / _pure(b), a / b)
-        check(_pure(a) // _pure(b), a // b)
+        check(1.0 / _pure(b), 1.0 / b)
         check(_pure(np.array([1e300])) * 1e300, np.array([1e300]) * 1e300)
-        check(pa.asarray([2.0, -2.0]) ** 2000.0, np.array([2.0, -2.0]) ** 2000.0)
-        check(pa.asarray([-8.0]) ** 0.5, np.array([-8.0]) ** 0.5)
+        check(_pure(np.array([1e300])) / 1e-300, np.array([1e300]) / 1e-300)
     i = np.array([7, -7, 3])
-    check(_pure(i) // 2, i // 2)
-    check(_pure(i) % 3, i % 3)
     check(_pure(i) / 2, i / 2)
 
 
-@pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor])
+@pytest.mark.parametrize("op", [operator.and_, operator.or_])
 def test_bitwise_on_bools_and_ints(op):
     rng = np.random.default_rng(2)
     a, b = _rand((2, 3), rng, dtype=np.bool_), _rand((3,), rng, dtype=np.bool_)
@@ -137,8 +130,7 @@ def test_unary_operators():
         ~pa.asarray([1.5])
 
 
-UNARY = ["exp", "log", "sqrt", "log1p", "expm1", "abs", "isfinite", "isnan", "isinf",
-         "square", "floor", "ceil"]
+UNARY = ["exp", "log", "sqrt", "abs", "isfinite", "isnan", "floor"]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -190,26 +182,23 @@ def test_where_clip_nan_to_num_round():
     check(pa.round(2.675, 2), np.round(2.675, 2))
 
 
-REDUCTIONS = ["sum", "mean", "var", "std", "max", "min", "all", "any", "argmin", "argmax",
-              "ptp", "median"]
+REDUCTIONS = ["sum", "mean", "var", "std", "max", "min", "all", "any", "argmin"]
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
 @pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2)])
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
 def test_reductions_axis_keepdims(name, axis, dtype):
-    if name in ("argmin", "argmax") and isinstance(axis, tuple):
-        pytest.skip("NumPy's argmin/argmax take one axis")
-    if name in ("median", "ptp") and dtype == np.bool_:
-        pytest.skip("NumPy refuses these on booleans")
+    if name == "argmin" and isinstance(axis, tuple):
+        pytest.skip("NumPy's argmin takes one axis")
     rng = np.random.default_rng(6)
     x = _rand((4, 3, 5), rng, special=False, dtype=dtype)
     fn_np, fn_pa = getattr(np, name), getattr(pa, name)
-    kws = [{}] if name in ("argmin", "argmax") else [{}, {"keepdims": True}]
+    kws = [{}] if name == "argmin" else [{}, {"keepdims": True}]
     for kw in kws:
         want = fn_np(x, axis=axis, **kw)
         check(fn_pa(_pure(x), axis=axis, **kw), want)
-    if hasattr(x, name) and name not in ("ptp", "median"):
+    if hasattr(pa.ndarray, name):
         check(getattr(_pure(x), name)(axis=axis), getattr(x, name)(axis=axis))
 
 
@@ -217,7 +206,7 @@ def test_reductions_with_nan_inf_ddof_and_empty():
     x = np.array([[1.0, np.nan, 3.0], [np.inf, 2.0, -1.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in ("sum", "mean", "max", "min", "argmin", "argmax", "median", "ptp"):
+        for name in ("sum", "mean", "max", "min", "argmin"):
             check(getattr(pa, name)(_pure(x), axis=1), getattr(np, name)(x, axis=1))
             check(getattr(pa, name)(_pure(x)), getattr(np, name)(x))
         check(pa.sum(pa.asarray([np.inf, -np.inf])), np.sum([np.inf, -np.inf]))
@@ -232,7 +221,7 @@ def test_reductions_with_nan_inf_ddof_and_empty():
         pa.max(pa.zeros((0,)))
 
 
-def test_indexing_forms_and_assignment():
+def test_indexing_forms():
     rng = np.random.default_rng(8)
     x = rng.normal(size=(4, 5, 3))
     p = _pure(x)
@@ -251,27 +240,6 @@ def test_indexing_forms_and_assignment():
     check(_pure(v)[_pure(order)], v[order])
     check(p[_pure(order[:2])], x[order[:2]])
     check(p[[0, 2]], x[[0, 2]])
-    # assignment: scalar, broadcast row, masks, integer arrays, slices
-    y, q = x.copy(), _pure(x)
-    y[1, 2, 0] = 9.0
-    q[1, 2, 0] = 9.0
-    y[mask] = -1.0
-    q[_pure(mask)] = -1.0
-    y[2] = np.arange(3.0)
-    q[2] = pa.arange(3.0)
-    y[:, 1:3] = 0.5
-    q[:, 1:3] = 0.5
-    check(q, y)
-    r, s = np.zeros(6), pa.zeros(6)
-    idx = np.array([4, 0, 2])
-    r[idx] = np.arange(1, 4)
-    s[_pure(idx)] = pa.arange(1, 4)
-    r[idx[1:]] = 7.5
-    s[_pure(idx)[1:]] = 7.5
-    s[0] = 1  # an int into a float array stays a float
-    r[0] = 1
-    check(s, r)
-    assert type(s[0]) is float
     with pytest.raises(IndexError):
         _pure(v)[10]
     with pytest.raises(IndexError):
@@ -282,8 +250,11 @@ def test_views_share_data_like_numpy():
     a = pa.zeros(4)
     col = a[:, None]
     flat = a.reshape(2, 2).ravel()
-    a[1] = 5.0
+    a += pa.asarray([0.0, 5.0, 0.0, 0.0])  # in place: the views see it
     assert col[1, 0] == 5.0 and flat[1] == 5.0
+    c = a.copy()
+    c += 1.0
+    assert a[1] == 5.0
 
 
 def test_construction_stack_concatenate_shapes():
@@ -314,11 +285,7 @@ def test_construction_stack_concatenate_shapes():
     check(pa.ones((2, 2)), np.ones((2, 2)))
     check(pa.full(3, 1.5), np.full(3, 1.5))
     check(pa.full(3, 2), np.full(3, 2))
-    check(pa.empty(4, dtype=pa.float64), np.zeros(4))  # "uninitialised": zeros here
     check(pa.zeros_like(_pure(a)), np.zeros_like(a))
-    check(pa.ones_like(_pure(i)), np.ones_like(i))
-    check(pa.arange(1, 7), np.arange(1, 7))
-    check(pa.arange(0.0, 1.0, 0.25), np.arange(0.0, 1.0, 0.25))
     p = _pure(rng.normal(size=(2, 3, 4)))
     n = np.asarray(p)
     check(p.reshape(6, -1), n.reshape(6, -1))
@@ -326,14 +293,13 @@ def test_construction_stack_concatenate_shapes():
     check(p.ravel(), n.ravel())
     check(p.transpose(), n.transpose())
     check(p.transpose(1, 0, 2), n.transpose(1, 0, 2))
-    check(p.T, n.T)
     check(p.astype(pa.int64), n.astype(np.int64))
     check((p > 0).astype(pa.float64), (n > 0).astype(np.float64))
     assert p.tolist() == n.tolist() and p.ndim == 3 and p.size == 24 and len(p) == 2
     assert p.dtype == pa.float64 and p.dtype == np.float64 and p.dtype == float
     c = p.copy()
-    c[0, 0, 0] = 99.0
-    assert p[0, 0, 0] != 99.0
+    c += 99.0
+    assert p[0, 0, 0] == n[0, 0, 0]
     with pytest.raises(ValueError):
         p.reshape(5, -1)
     with pytest.raises(ValueError):
@@ -380,34 +346,18 @@ def test_inplace_operators_keep_identity_and_dtype():
         v += pa.zeros((2, 3))
 
 
-def test_order_statistics_sorting_unique():
+def test_quantile():
     rng = np.random.default_rng(12)
     x = np.round(rng.normal(size=(3, 7)), 1)  # ties
     for q in (0.0, 0.05, 0.3, 0.5, 0.95, 1.0, [0.05, 0.5, 0.95]):
         check(pa.quantile(_pure(x), q), np.quantile(x, q))
         check(pa.quantile(_pure(x), q, axis=1), np.quantile(x, q, axis=1))
-    check(pa.median(_pure(x)), np.median(x))
-    check(pa.median(_pure(x[:, :6]), axis=1), np.median(x[:, :6], axis=1))
-    flat = x.ravel()
-    check(pa.argsort(_pure(flat), kind="mergesort"), np.argsort(flat, kind="mergesort"))
-    check(pa.argsort(_pure(x), axis=0), np.argsort(x, axis=0, kind="stable"))
-    check(pa.sort(_pure(x)), np.sort(x))
     withnan = np.array([3.0, np.nan, -1.0, 3.0, np.inf, np.nan, 0.0])
-    check(pa.argsort(_pure(withnan)), np.argsort(withnan, kind="stable"))
     with np.errstate(invalid="ignore"):
         check(pa.quantile(_pure(withnan), 0.5), np.quantile(withnan, 0.5))
         inf_ends = np.array([-np.inf, 1.0, 2.0, np.inf])
         check(pa.quantile(_pure(inf_ends), [0.0, 0.2, 0.5, 1.0]),
               np.quantile(inf_ends, [0.0, 0.2, 0.5, 1.0]))
-    for kw in ({}, {"return_index": True}, {"return_counts": True},
-               {"return_index": True, "return_inverse": True, "return_counts": True}):
-        got, want = pa.unique(_pure(x), **kw), np.unique(x, **kw)
-        if isinstance(want, tuple):
-            assert len(got) == len(want)
-            for g, w in zip(got, want):
-                check(g, w.reshape(-1))
-        else:
-            check(got, want)
     with pytest.raises(ValueError):
         pa.quantile(_pure(x), 1.5)
     for lib in (np, pa):
@@ -415,45 +365,12 @@ def test_order_statistics_sorting_unique():
             lib.quantile(lib.zeros(0), 0.5)
 
 
-def test_vectorize_errstate_conjugate():
-    erfc = pa.vectorize(math.erfc)
-    x = np.linspace(-3, 3, 7).reshape(7, 1)
-    check(erfc(_pure(x)), np.vectorize(math.erfc)(x))
-    two = pa.vectorize(lambda a, b: a * 10 + b)
-    check(two(pa.asarray([1, 2]), pa.asarray([[3], [4]])), np.array([[13, 23], [14, 24]]))
+def test_errstate_is_a_context_that_changes_nothing():
     with pa.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         check(pa.exp(pa.asarray([1000.0])), np.array([np.inf]))
-
-    @pa.errstate(all="ignore")
-    def f():
-        return pa.log(pa.asarray([0.0]))
-
-    check(f(), np.array([-np.inf]))
+        check(pa.log(pa.asarray([0.0])), np.array([-np.inf]))
     with pytest.raises(TypeError):
         pa.errstate(bogus="ignore")
-    z = np.array([1 + 2j, -3j])
-    check(pa.conjugate(pa.asarray(z.tolist())), np.conjugate(z))
-    check(pa.conjugate(pa.asarray([1.5])), np.conjugate(np.array([1.5])))
-
-
-@pytest.mark.parametrize("n", [1, 2, 5, 8, 12, 16, 31, 100, 128])
-def test_fft_against_numpy(n):
-    rng = np.random.default_rng(n)
-    x = rng.normal(size=(3, n))
-    check(pa.fft.rfft(_pure(x)), np.fft.rfft(x), rtol=1e-9, atol=1e-11)
-    check(pa.fft.fft(_pure(x)), np.fft.fft(x), rtol=1e-9, atol=1e-11)
-    z = x + 1j * rng.normal(size=(3, n))
-    check(pa.fft.ifft(pa.asarray(z.tolist())), np.fft.ifft(z), rtol=1e-9, atol=1e-12)
-    size = 1 << (2 * n - 1).bit_length()
-    f = pa.fft.rfft(_pure(x), n=size, axis=-1)
-    check(f, np.fft.rfft(x, n=size, axis=-1), rtol=1e-9, atol=1e-11)
-    spec = np.fft.rfft(x, n=size)
-    check(pa.fft.irfft(f * pa.conjugate(f), n=size, axis=-1),
-          np.fft.irfft(spec * np.conjugate(spec), n=size, axis=-1), rtol=1e-9, atol=1e-10)
-    check(pa.fft.irfft(pa.fft.rfft(_pure(x), axis=0), n=3, axis=0),
-          np.fft.irfft(np.fft.rfft(x, axis=0), n=3, axis=0), rtol=1e-9, atol=1e-12)
-    if n > 1:  # odd output length, and a spectrum truncated/padded to n
-        check(pa.fft.irfft(f, n=n), np.fft.irfft(spec, n=n), rtol=1e-9, atol=1e-11)
 
 
 def test_random_generator_is_the_runtimes_philox():
@@ -467,18 +384,8 @@ def test_random_generator_is_the_runtimes_philox():
     assert pa.random.default_rng(42).uniform(size=(2, 3)).tolist() == u.tolist()
     assert pa.random.default_rng(43).uniform(size=3).tolist() != u[0].tolist()
     v = pa.random.default_rng(1).uniform(-2.0, 2.0, size=4000)
-    assert -2.0 <= v.min() and v.max() < 2.0 and abs(v.mean()) < 0.1
-    z = pa.random.default_rng(2).standard_normal((4000,))
-    assert abs(z.mean()) < 0.1 and abs(z.std() - 1.0) < 0.05
-    ref_z = tb.random.Generator(2).normal((5,), dtype="float64").tolist()
-    assert pa.random.default_rng(2).standard_normal(5).tolist() == ref_z
-    assert isinstance(g.uniform(), float) and isinstance(g.standard_normal(), float)
-    k = g.integers(3, 7, size=1000)
-    assert k.dtype == pa.int64 and set(k.tolist()) == {3, 4, 5, 6}
-    r = g.random((2, 2))
-    assert r.shape == (2, 2) and 0.0 <= r.min() and r.max() < 1.0
-    nrm = pa.random.default_rng(5).normal(3.0, 2.0, size=2000)
-    assert abs(nrm.mean() - 3.0) < 0.2
+    assert -2.0 <= pa.min(v) and pa.max(v) < 2.0 and abs(v.mean()) < 0.1
+    assert isinstance(g.uniform(), float)
     seeded = pa.random.default_rng(None).uniform(size=2)
     assert seeded.shape == (2,)
 
