@@ -70,13 +70,25 @@ function isPlainObject(x) {
   return x !== null && typeof x === "object" && Object.getPrototypeOf(x) === Object.prototype;
 }
 
+// Python keywords that are argument names: escaped with a trailing _ in Python (poisson's
+// lambda_), plain in JS, as the spec's naming rule (door_name) has them
+const PY_KEYWORDS = new Set(["lambda"]);
+
+/** The runtime's name of a JS argument name: snake_case (a Python keyword escaped), except
+ * greta's `Sigma`, which the spec's naming rule keeps in every door. */
+export function pyName(k) {
+  if (k === "Sigma") return k;
+  const s = snake(k);
+  return PY_KEYWORDS.has(s) ? `${s}_` : s;
+}
+
 export function makePpl(tb) {
   let modP = null;
   const mod = () => (modP ??= tb.pyimport("tensorbridge.bridge.js.ppl"));
 
   const kwargs = (o) => {
     const out = {};
-    for (const [k, v] of Object.entries(o)) if (v !== undefined) out[snake(k)] = v;
+    for (const [k, v] of Object.entries(o)) if (v !== undefined) out[pyName(k)] = v;
     return out;
   };
 

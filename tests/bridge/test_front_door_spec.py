@@ -1,22 +1,26 @@
-"""Drift between the runtime's front-door spec (``runtime/spec.py``) and the R and JS doors.
+"""Drift between the runtime's front-door spec (``runtime/spec.py``) and the R and JS doors:
+only what cannot be asked of a door at run time.
 
-Read from the sources, so it runs without R or Node: the R package's ``NAMESPACE`` and function
-signatures (``r-client/R/*.R``), the JS client's catalogue (``js-client/src/*.js``) and its
-TypeScript declarations (``js-client/index.d.ts``). A distribution, sampler or fit option or
-layer of the runtime without its R and JS counterpart fails here, and so does an argument name
-that breaks the naming rule (snake_case in Python and R, camelCase in JS), and a wire tag that
-is not in the bridge's one table.
+The doors are asked themselves, by their own test suites, with the spec from the runtime
+(``spec.as_dict()``): ``r-client/tests/testthat/test-front-door-spec.R`` compares it with the
+installed R package (its exports and each function's formals) and
+``js-client/test/node/front_door_spec.test.mjs`` with the loaded JS client (``tb.ppl``,
+``tb.layers`` and its option codec) in Pyodide. What stays here has no run-time form: the
+TypeScript declarations (``js-client/index.d.ts``: every distribution, variable type and option
+declared, camelCase), the wire tags the hosts write (one table, ``bridge/descriptors.py``), the
+naming rule, the spec's export being JSON, and the errors naming arguments as each door spells
+them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from tensorbridge.bridge.descriptors import WIRE_TAGS
-from tensorbridge.runtime import layers as L
 from tensorbridge.runtime import spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,45 +28,7 @@ R_DIR = ROOT / "r-client"
 JS_DIR = ROOT / "js-client"
 
 
-# -- reading the doors -------------------------------------------------------------------------
-def _split_top(text: str) -> list[str]:
-    """``a, b = c(1, 2), d`` -> ["a", "b = c(1, 2)", "d"] (commas inside brackets kept)."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-def _r_functions() -> dict[str, list[str]]:
-    """R function name -> its formal argument names, from every ``name <- function(...)``."""
-    out: dict[str, list[str]] = {}
-    for path in sorted((R_DIR / "R").glob("*.R")):
-        text = path.read_text(encoding="utf-8")
-        for m in re.finditer(r"^`?([\w.<-]+)`?\s*<-\s*function\(", text, re.M):
-            i, depth = m.end(), 1
-            while depth:
-                depth += {"(": 1, ")": -1}.get(text[i], 0)
-                i += 1
-            args = _split_top(text[m.end():i - 1])
-            out[m.group(1)] = [a.split("=")[0].strip() for a in args]
-    return out
-
-
-def _r_exports() -> set[str]:
-    text = (R_DIR / "NAMESPACE").read_text(encoding="utf-8")
-    return set(re.findall(r"^export\(([^)]+)\)", text, re.M))
-
-
+# -- the TypeScript declarations -----------------------------------------------------------
 def _ts_interface(name: str) -> set[str]:
     """The member names of ``export interface <name> { ... }`` in index.d.ts."""
     text = (JS_DIR / "index.d.ts").read_text(encoding="utf-8")
@@ -81,42 +47,10 @@ def _ts_interface(name: str) -> set[str]:
     return set(re.findall(r"(?:^|[;\s,])(\w+)\??\s*[:(]", flat))
 
 
-def _js_const(path: str, name: str) -> str:
-    text = (JS_DIR / path).read_text(encoding="utf-8")
-    m = re.search(r"const " + name + r" = ([\[{].*?[\]}]);", text, re.S)
-    assert m, f"{path} has no const {name}"
-    return m.group(1)
-
-
-R_FUNCTIONS = _r_functions()
-R_EXPORTS = _r_exports()
-
-
-def _r_formals(fn: str) -> list[str]:
-    assert fn in R_EXPORTS, f"the R package does not export {fn}()"
-    return R_FUNCTIONS[fn]
-
-
-# -- distributions -----------------------------------------------------------------------------
 @pytest.mark.parametrize("d", spec.DISTRIBUTIONS, ids=lambda d: d.name)
-def test_distribution_in_r_with_the_spec_arguments(d: spec.DistributionSpec) -> None:
-    name = spec.door_name(d.name, "r")
-    formals = _r_formals(name)
-    want = [spec.door_name(a.name, "r") for a in d.args]
-    assert set(want) <= set(formals), f"R {name}(): arguments {formals}, the spec's {want}"
-    required = [spec.door_name(a.name, "r") for a in d.params if a.required]
-    assert formals[:len(required)] == required, \
-        f"R {name}(): the parameters come first, in the runtime's order {required}"
-    for a in want:
-        assert spec.SNAKE.match(a), f"R {name}(): {a} is not snake_case"
-
-
-@pytest.mark.parametrize("d", spec.DISTRIBUTIONS, ids=lambda d: d.name)
-def test_distribution_in_js_and_declared(d: spec.DistributionSpec) -> None:
+def test_distribution_declared_in_typescript(d: spec.DistributionSpec) -> None:
     name = spec.door_name(d.name, "js")
     assert spec.CAMEL.match(name)
-    assert f'"{name}"' in _js_const("src/ppl.js", "DISTRIBUTIONS"), \
-        f"js-client/src/ppl.js: {name} is not in DISTRIBUTIONS"
     assert name in _ts_interface("Ppl"), f"index.d.ts: Ppl declares no {name}"
     options = _ts_interface("DistributionOptions")
     for a in d.options:
@@ -124,14 +58,24 @@ def test_distribution_in_js_and_declared(d: spec.DistributionSpec) -> None:
             f"index.d.ts: DistributionOptions lacks {spec.door_name(a.name, 'js')} ({d.name})"
 
 
-def test_the_js_catalogue_has_nothing_the_runtime_lacks() -> None:
-    js = set(re.findall(r'"(\w+)"', _js_const("src/ppl.js", "DISTRIBUTIONS")))
-    assert js == {spec.door_name(d.name, "js") for d in spec.DISTRIBUTIONS}
+@pytest.mark.parametrize("v", spec.VARIABLES, ids=lambda v: v.name)
+def test_variable_types_declared_in_typescript(v: spec.FunctionSpec) -> None:
+    name = spec.door_name(v.name, "js")
+    assert spec.CAMEL.match(name)
+    assert name in _ts_interface("Ppl"), f"index.d.ts: Ppl declares no {name}"
+    text = (JS_DIR / "index.d.ts").read_text(encoding="utf-8")
+    m = re.search(r"\n  " + name + r"\((.*?)\): Promise", text, re.S)
+    assert m, f"index.d.ts: Ppl.{name}(...) not found"
+    internal = spec.INTERNAL["js"].get(v.name, frozenset())
+    for a in v.args:
+        if a.name in internal or a.name == "value":  # asData(value, ...) is positional
+            continue
+        js = v.arg_name(a.name, "js")
+        assert re.search(r"\b" + js + r"\??:", m.group(1)), \
+            f"index.d.ts: Ppl.{name} declares no {js}"
 
 
 # -- options -----------------------------------------------------------------------------------
-R_OPTION_FUNCTIONS = {"nuts": "nuts", "hmc": "hmc", "mcmc": "mcmc", "opt": "opt",
-                      "fit": "fit.tb_model"}
 # where the JS door declares each function's options (index.d.ts interfaces)
 JS_OPTION_INTERFACES = {"nuts": "McmcSamplerOptions", "hmc": "McmcSamplerOptions",
                         "mcmc": "McmcOptions", "opt": "OptOptions", "fit": "ModelFitArgs"}
@@ -139,20 +83,7 @@ JS_POSITIONAL = {"fit": {"x", "y"}}  # fit(x, y, options)
 
 
 @pytest.mark.parametrize("fn", list(spec.OPTIONS))
-def test_options_in_r(fn: str) -> None:
-    internal = spec.INTERNAL["r"].get(fn, frozenset())
-    formals = R_FUNCTIONS[R_OPTION_FUNCTIONS[fn]]
-    assert fn in R_EXPORTS
-    for o in spec.OPTIONS[fn]:
-        if o in internal:
-            continue
-        name = spec.door_name(o, "r")
-        assert spec.SNAKE.match(name)
-        assert name in formals, f"R {fn}(): no argument {name} (runtime: {o})"
-
-
-@pytest.mark.parametrize("fn", list(spec.OPTIONS))
-def test_options_in_js(fn: str) -> None:
+def test_options_declared_in_typescript(fn: str) -> None:
     internal = spec.INTERNAL["js"].get(fn, frozenset()) | JS_POSITIONAL.get(fn, set())
     declared = _ts_interface(JS_OPTION_INTERFACES[fn])
     for o in spec.OPTIONS[fn]:
@@ -165,29 +96,11 @@ def test_options_in_js(fn: str) -> None:
 
 
 def test_internal_options_exist() -> None:
+    args = {**{fn: set(o) for fn, o in spec.OPTIONS.items()},
+            **{v.name: {a.name for a in v.args} for v in spec.VARIABLES}}
     for door, table in spec.INTERNAL.items():
         for fn, names in table.items():
-            assert names <= set(spec.OPTIONS[fn]), f"{door} {fn}: {names - set(spec.OPTIONS[fn])}"
-
-
-# -- layers ------------------------------------------------------------------------------------
-def _runtime_layers() -> list[str]:
-    skip = {"Layer", "Model", "Sequential", "InputLayer"}  # models, the base, Input's layer
-    return [n for n in L.__all__ if n not in skip and isinstance(getattr(L, n), type)
-            and issubclass(getattr(L, n), L.Layer)]
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-@pytest.mark.parametrize("cls", _runtime_layers())
-def test_layer_in_r_and_js(cls: str) -> None:
-    assert f"layer_{_snake(cls)}" in R_EXPORTS, f"R: no layer_{_snake(cls)}() for {cls}"
-    js = dict(re.findall(r'(\w+): "(\w+)"', _js_const("src/layers.js", "LAYER_CLASSES")))
-    assert cls in js.values(), f"js-client/src/layers.js LAYER_CLASSES: no {cls}"
-    fn = next(k for k, v in js.items() if v == cls)
-    assert spec.CAMEL.match(fn) and fn == spec.door_name(_snake(cls), "js")
+            assert names <= args[fn], f"{door} {fn}: {names - args[fn]}"
 
 
 # -- naming rule -------------------------------------------------------------------------------
@@ -228,3 +141,32 @@ def test_errors_name_the_argument_as_each_door_spells_it() -> None:
         spec.check_distribution_args("multivariate_normal", *args, "r")
     with pytest.raises(TypeError, match="poisson: lambda must be a number"):
         spec.check_distribution_args("poisson", ("x",), {}, "r")
+
+
+def test_variable_checks_name_the_argument_as_each_door_spells_it() -> None:
+    with pytest.raises(TypeError, match="as_data: x must be a number"):
+        spec.check_call("as_data", {"value": "a"}, "r")
+    with pytest.raises(TypeError, match="asData: value must be a number"):
+        spec.check_call("as_data", {"value": "a"}, "js")
+    with pytest.raises(ValueError, match="choleskyVariable: dim must be"):
+        spec.check_call("cholesky_variable", {"dim": "a"}, "js")
+    with pytest.raises(ValueError, match="variable: lower must be less than upper, got lower "
+                                         "= 2, upper = 1"):
+        spec.check_call("variable", {"lower": [0.0, 2.0], "upper": 1.0}, "r")
+    with pytest.raises(TypeError, match="variable: unknown argument lowr"):
+        spec.check_call("variable", {"lowr": 0.0}, "r")
+
+
+def test_the_spec_is_json_with_every_door_name() -> None:
+    d = json.loads(json.dumps(spec.as_dict()))
+    assert [x["name"] for x in d["distributions"]] == [s.name for s in spec.DISTRIBUTIONS]
+    assert [x["name"] for x in d["variables"]] == [s.name for s in spec.VARIABLES]
+    as_data = next(x for x in d["variables"] if x["name"] == "as_data")
+    assert as_data["args"][0]["names"] == {"python": "value", "r": "x", "js": "value"}
+    mvn = next(x for x in d["distributions"] if x["name"] == "multivariate_normal")
+    n_real = next(a for a in mvn["options"] if a["name"] == "n_realisations")
+    assert n_real["names"] == {"python": "n_realisations", "r": "n_realisations",
+                               "js": "nRealisations"}
+    assert {o["names"]["r"] for o in d["options"]["mcmc"]} >= {"pb_update", "verbose"}
+    assert {"name": "Dense", "names": {"python": "Dense", "r": "layer_dense", "js": "dense"}} \
+        in d["layers"]
