@@ -19,7 +19,8 @@
 #' @param ... Further arguments of `derivative` (numbers, tensors or lazy arrays), passed on
 #'   with their names.
 #' @param method `"rk45"` (Dormand-Prince 5(4), also `"dp"`) or, for stiff systems,
-#'   `"rosenbrock"` (a second-order Rosenbrock-W method; `"bdf"` is accepted as a name for it).
+#'   `"rosenbrock"` (linearly implicit Euler extrapolated to fourth order; `"bdf"` is accepted
+#'   as a name for it).
 #' @param rtol,atol Relative and absolute error tolerated per step.
 #' @param max_steps Most steps (accepted and rejected) before giving up.
 #' @param t0 Initial time; `NULL` (the default) is `times[1]`, so the first row is `y0`.
@@ -32,8 +33,8 @@
 #' z <- ode_solve(decay, 1, 1:5, k = theta, t0 = 0)
 #' }
 #' @export
-ode_solve <- function(derivative, y0, times, ..., method = c("rk45", "rosenbrock", "bdf", "dp"),
-                      rtol = 1e-6, atol = 1e-6, max_steps = 100000L, t0 = NULL) {
+ode_solve <- function(derivative, y0, times, ...,
+                      method = c("rk45", "rosenbrock", "bdf", "dp"), rtol = 1e-6, atol = 1e-6, max_steps = 100000L, t0 = NULL) {
   if (!is.function(derivative)) {
     stop("ode_solve: derivative must be a function(y, t, ...)", call. = FALSE)
   }

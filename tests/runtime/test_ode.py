@@ -45,7 +45,8 @@ Z0 = np.array([33.0, 6.0])
 K_ROB = np.array([0.04, 1e4, 3e7])
 
 
-@pytest.mark.parametrize("method,rtol,bound", [("rk45", 1e-8, 1e-6), ("rosenbrock", 1e-6, 1e-4)])
+@pytest.mark.parametrize("method,rtol,bound", [("rk45", 1e-8, 1e-6), ("rosenbrock", 1e-8, 1e-6),
+                                               ("ros2", 1e-6, 1e-4)])
 def test_exponential_decay_matches_the_exact_solution(method, rtol, bound):
     ts = np.linspace(0.0, 3.0, 7)
     y = tb.ode_solve(decay, f64([1.0, -2.0]), ts, f64(0.7), method=method, rtol=rtol,
@@ -65,7 +66,8 @@ def test_harmonic_oscillator_matches_cos_and_sin():
     np.testing.assert_allclose(y.numpy(), exact, atol=1e-6)
 
 
-@pytest.mark.parametrize("method,rtol,bound", [("rk45", 1e-8, 1e-6), ("rosenbrock", 1e-5, 1e-3)])
+@pytest.mark.parametrize("method,rtol,bound", [("rk45", 1e-8, 1e-6), ("rosenbrock", 1e-8, 1e-6),
+                                               ("ros2", 1e-5, 1e-3)])
 def test_lotka_volterra_matches_solve_ivp(method, rtol, bound):
     ts = np.arange(1.0, 21.0)
     y = tb.ode_solve(lotka_volterra, f64(Z0), ts, f64(TH), t0=0.0, method=method, rtol=rtol,
@@ -78,7 +80,7 @@ def test_lotka_volterra_matches_solve_ivp(method, rtol, bound):
 def test_robertson_is_solved_by_the_stiff_method_in_far_fewer_steps():
     ts = np.array([1.0, 10.0, 100.0])
     y = tb.ode_solve(robertson, f64([1.0, 0.0, 0.0]), ts, f64(K_ROB), t0=0.0,
-                     method="rosenbrock", rtol=1e-5, atol=1e-8, max_steps=3000)
+                     method="rosenbrock", rtol=1e-5, atol=1e-8, max_steps=300)
     ref = solve_ivp(lambda t, y: [-K_ROB[0] * y[0] + K_ROB[1] * y[1] * y[2],
                                   K_ROB[0] * y[0] - K_ROB[1] * y[1] * y[2] - K_ROB[2] * y[1] ** 2,
                                   K_ROB[2] * y[1] ** 2],
@@ -86,7 +88,7 @@ def test_robertson_is_solved_by_the_stiff_method_in_far_fewer_steps():
                     t_eval=ts).y.T
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-3, atol=1e-8)
     np.testing.assert_allclose(y.numpy().sum(axis=1), 1.0, atol=1e-6)  # mass is conserved
-    # the explicit method does not get past t ~ 4 in the same step budget
+    # the explicit method does not get past t ~ 4 in ten times that step budget
     with pytest.raises(tb.OdeSolveError, match=r"max_steps=3000.*stiff"):
         tb.ode_solve(robertson, f64([1.0, 0.0, 0.0]), ts, f64(K_ROB), t0=0.0, method="rk45",
                      rtol=1e-5, atol=1e-8, max_steps=3000)
@@ -116,10 +118,10 @@ def test_gradients_match_finite_differences_of_the_solve():
     fd1 = _fd(lambda th: float(loss(f64(Z0), f64(th)).numpy()), TH, 1e-5)
     np.testing.assert_allclose(g0.numpy(), fd0, rtol=1e-5)
     np.testing.assert_allclose(g1.numpy(), fd1, rtol=1e-5)
-    # the stiff method's sensitivities (second order) against those, at its own tolerance
-    r0, r1 = tb.grad(loss, argnums=(0, 1))(f64(Z0), f64(TH), "rosenbrock", 1e-5)
-    np.testing.assert_allclose(r0.numpy(), g0.numpy(), rtol=1e-2)
-    np.testing.assert_allclose(r1.numpy(), g1.numpy(), rtol=1e-2)
+    # the stiff method's sensitivities (same substeps, own equation) against those
+    r0, r1 = tb.grad(loss, argnums=(0, 1))(f64(Z0), f64(TH), "rosenbrock", 1e-8)
+    np.testing.assert_allclose(r0.numpy(), g0.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(r1.numpy(), g1.numpy(), rtol=1e-5)
 
 
 def test_gradient_of_decay_matches_the_exact_derivative_and_staging_agrees():
