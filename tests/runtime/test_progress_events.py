@@ -174,3 +174,16 @@ def test_the_doors_read_only_the_events_fields() -> None:
 def test_callback_every_is_checked_naming_it() -> None:
     with pytest.raises(ValueError, match="callback_every: expected an integer >= 1, got 0"):
         tb.mcmc(_model(), n_samples=5, warmup=5, chains=1, progress=False, callback_every=0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "auto"])
+def test_terminal_bar_is_a_sink_of_the_run(backend: str, capsys) -> None:
+    """progress=True draws the bar on stderr (the run's own sink); it ends on the last
+    iteration, with the sampling phase's divergences."""
+    d = tb.mcmc(_model(), n_samples=10, warmup=10, chains=2, seed=2, progress=True,
+                backend=backend)
+    err = capsys.readouterr().err
+    last = err.rstrip("\n").split("\r")[-1]
+    shown = d.divergences  # the kept draws' (warmup's are counted apart)
+    assert last.startswith("sampling [" + "#" * 30 + "] 20/20 ")
+    assert last.endswith(f"divergences: {shown}") and err.endswith("\n")
