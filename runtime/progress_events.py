@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from .argument_checks import door_name
 
 __all__ = [
+    "FIT_STAGES",
     "FitProgress",
     "McmcProgress",
     "ProgressEvent",

@@ -45,8 +45,10 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
     ``sampler``: :func:`nuts` (default) or :func:`hmc`. ``initial_values``: None (uniform(-2, 2)
     on the free scale, as Stan), a dict ``{variable: value}`` for every chain, or a list of such
     dicts, one per chain. ``progress``: a terminal progress bar (default: when stderr is a
-    terminal). ``callback(info)`` is called every ``callback_every`` iterations with the phase,
-    iteration and divergences (this is how R and JavaScript report progress).
+    terminal). ``callback(info)`` is called every ``callback_every`` iterations and at the last
+    with the fields of the ``runtime.progress_events.McmcProgress`` event as a dict (iteration,
+    total, phase, divergences, warmup_divergences, elapsed); the bar and the callback are sinks
+    of those events, as are R's bar and JS's ``onProgress`` (``progress_sinks``).
 
     ``n_cores`` (as greta's): run the chains in that many worker processes, each sampling its
     share of the chains batched in lockstep, merged into one :class:`Draws`. Every chain draws
