@@ -177,3 +177,64 @@ def test_vector_bounds_each_element_in_its_own_interval(backend: str) -> None:
     assert draws[:, 1].min() < 0.5 < draws[:, 1].max()  # the unbounded one is not clipped
     assert abs(draws[:, 1].mean() - 3.0) < _ess_tol(draws[:, 1])
     assert abs(draws[:, 0].mean() - 0.5) < _ess_tol(draws[:, 0])
+
+
+def _every_type_model() -> Any:
+    rng = np.random.default_rng(5)
+    p = tb.simplex_variable(3)
+    tb.distribution(tb.as_data([[2.0, 5.0, 1.0]]), tb.multinomial(8.0, tb.reshape(p, (1, 3))))
+    o = tb.ordered_variable((2, 3))
+    tb.distribution(tb.as_data(rng.normal(size=(2, 3))), tb.normal(o, 1.0))
+    L = tb.cholesky_variable(2)
+    C = tb.cholesky_variable(3, correlation=True)
+    tb.distribution(tb.as_data(rng.normal(size=(5, 2))),
+                    tb.multivariate_normal(np.zeros((1, 2)), cholesky=L))
+    tb.distribution(tb.as_data(rng.normal(size=(4, 3))),
+                    tb.multivariate_normal(np.zeros((1, 3)), cholesky=C))
+    x = tb.variable(lower=[[0.0, -INF], [1.0, -2.0]], upper=[[1.0, 3.0], [INF, INF]])
+    tb.distribution(tb.as_data([[0.5, 1.0], [2.0, 0.0]]), tb.normal(x, 1.0))
+    return tb.model(p, o, L, C, x)
+
+
+def test_the_js_lowering_covers_every_variable_type() -> None:
+    # the Pyodide door's compiled sampler: the log density and gradient lowered to JavaScript
+    # (with these bijectors) against the NumPy path and finite differences, under node
+    from ..compiled.node_js import NODE
+    if NODE is None:
+        pytest.skip("node is not installed (make js installs it)")
+    from ..compiled.test_lowering_js import _check_model
+
+    _check_model(_every_type_model())
+
+
+@pytest.mark.skipif(C_REASON is not None, reason=f"no C here: {C_REASON}")
+def test_the_c_lowering_covers_every_variable_type() -> None:
+    from tensorbridge.runtime.ppl.compiled_density import compile_density
+
+    model = _every_type_model()
+    density = compile_density(model)
+    ctx, keep = density.new_context()
+    ffi = density._ffi
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        q = np.ascontiguousarray(0.5 * rng.normal(size=model.n_free))
+        lp, g = ffi.new("double *"), np.empty(model.n_free)
+        status = density._fn(ffi.cast("void *", ctx), ffi.from_buffer("double[]", q), lp,
+                             ffi.from_buffer("double[]", g))
+        assert status == 0
+        want_lp, want_g = model.log_density_and_grad(tb.tensor(q))
+        # the same steps in another order and libm: a few ulps per step of a short program
+        assert lp[0] == pytest.approx(float(want_lp.numpy()), rel=1e-10, abs=1e-10)
+        np.testing.assert_allclose(g, want_g.numpy(), rtol=1e-9, atol=1e-9)
+    del keep
+
+
+def test_as_data_of_a_pandas_data_frame() -> None:
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": [1, 2, 3], "b": [0.5, 1.0, 2.0]})
+    x = tb.as_data(df)
+    assert x.shape == (3, 2) and x.dtype.name == "float64"
+    np.testing.assert_array_equal(x.numpy(), [[1.0, 0.5], [2.0, 1.0], [3.0, 2.0]])
+    with pytest.raises(TypeError, match="as_data: value is a data frame with non-numeric "
+                                        "columns: s, t"):
+        tb.as_data(pd.DataFrame({"a": [1.0], "s": ["u"], "t": [True]}))
