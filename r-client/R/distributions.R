@@ -309,7 +309,8 @@ ppl_whole_dim <- function(dim) {
 #' puts independent univariate distributions side by side, one column each. Both make a
 #' variable, or (with [`distribution<-`][distribution]) the likelihood of data. The
 #' distributions must be all continuous or all discrete and have the same dimensions; as a
-#' prior they must also have the same support.
+#' prior, a mixture's distributions must have the same support (a joint's may differ: each
+#' column keeps its own bounds, as in `joint(normal(0, 1), beta(2, 2))`).
 #'
 #' @param ... Distributions (from [normal()] and the others), not used elsewhere.
 #' @param weights The mixture weights: a vector, matrix or array, or a lazy array.

@@ -212,9 +212,10 @@ def test_joint_density_is_the_sum() -> None:
     got = dn.family.log_prob(T(x), **dn.param_args).numpy()
     want = stats.norm(2.0, 0.5).logpdf(x[:, 0]) + stats.beta(3, 3).logpdf(x[:, 1])
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    # different supports: data only
-    with pytest.raises(TypeError, match="same support"):
-        tb.model(j)
+    # different interval supports: each column its own bounds (a prior as in greta)
+    assert j.node.constraint.kind == "bounded"
+    assert j.node.constraint.lowers == (-np.inf, 0.0) * 3
+    assert j.node.constraint.uppers == (np.inf, 1.0) * 3
 
 
 def test_mixture_and_joint_refuse_what_greta_refuses() -> None:
@@ -327,6 +328,11 @@ def test_nuts_mixture_and_joint() -> None:
     x = d[d.names[0]]
     _ess_close(x[..., 0], -3.0, 0.5)
     _ess_close(x[..., 1], 3.0, 0.5)
+    d = _mcmc(tb.joint(tb.normal(2.0, 0.5), tb.beta(3.0, 3.0)), 15)  # bounds per column
+    x = d[d.names[0]]
+    _ess_close(x[..., 0], 2.0, 0.5)
+    _ess_close(x[..., 1], 0.5, np.sqrt(1.0 / 28.0))
+    assert 0.0 < x[..., 1].min() and x[..., 1].max() < 1.0
 
 
 @pytest.mark.skipif(compiler_available() is not None, reason="no C compiler")

@@ -558,9 +558,9 @@ def joint(*dists: Any, dim: Any = None) -> LazyArray:
     dimension has one entry per distribution, ``dim`` giving the dimensions before it."""
     want = _as_shape("joint", dim)
     parts = _components("joint", dists)
-    family = Joint([fam for fam, _, _ in parts])
-    shape = parts[0][2] if want is None else want
-    return make_distribution(family, _combined_params(parts), (*shape, len(parts)))
+    shape = (*(parts[0][2] if want is None else want), len(parts))
+    family = Joint([fam for fam, _, _ in parts], shape)
+    return make_distribution(family, _combined_params(parts), shape)
 
 
 # -- the catalogue ------------------------------------------------------------------------------

@@ -7,15 +7,17 @@ the component's own variable is dropped from the graph (it is never a parameter 
 * ``Mixture``: log p(x) = logsumexp_i (log w_i + log p_i(x)), the weights ``[K, ...]``
   normalised along their first axis; the components share one shape and one support.
 * ``Joint``: scalar components side by side on a new last axis, independent: log p(x) =
-  sum_i log p_i(x[..., i]).
+  sum_i log p_i(x[..., i]); components with different interval supports make a prior with
+  each column's own bounds.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ... import ops
-from ...graph.bijectors import Constraint, observed_only
+from ...graph.bijectors import Constraint, bounded, observed_only
 from ...graph.families import Family
 from . import sampling as smp
 
@@ -136,14 +138,24 @@ class Joint(_Combined):
     name = "joint"
     event_ndim = 1
 
-    def __init__(self, components: list[Any]) -> None:
+    def __init__(self, components: list[Any], shape: tuple[int, ...] | None = None) -> None:
         super().__init__(components)
+        self.shape = shape  # the value's shape (*batch, n), for elementwise bounds
         for f in self.components:
             if getattr(f, "event_ndim", 0):
                 raise ValueError(f"joint: the components must be univariate distributions, "
                                  f"got {f.name}")
 
     def support(self, **params: Any) -> Constraint:
+        # components with different interval supports (greta's joint(normal(), beta())): each
+        # column its own bounds
+        supports = [f.support(**self._sub(i, params)) for i, f in enumerate(self.components)]
+        scalar = ("real", "greater_than", "less_than", "interval")
+        if (self.shape is not None and any(c != supports[0] for c in supports[1:])
+                and all(c.kind in scalar for c in supports)):
+            rows = math.prod(self.shape[:-1])
+            return bounded([c.lower for _ in range(rows) for c in supports],
+                           [c.upper for _ in range(rows) for c in supports], self.shape)
         return self._support(params, "joint()")
 
     def value_shape(self, **shapes: tuple[int, ...]) -> tuple[int, ...]:
