@@ -46,8 +46,10 @@ __all__ = [
 ]
 
 # -- naming ------------------------------------------------------------------------------------
-# Python names whose R name is greta's rather than the rule's (mcmc's progress options)
-R_NAMES: dict[str, str] = {"callback_every": "pb_update", "progress": "verbose"}
+# Python names whose R name is greta's rather than the rule's (mcmc's progress options), or
+# that would mask base R (scan() reads files: tensorbridge's is tb_scan())
+R_NAMES: dict[str, str] = {"callback_every": "pb_update", "progress": "verbose",
+                           "scan": "tb_scan"}
 
 
 def door_name(name: str, door: str) -> str:
