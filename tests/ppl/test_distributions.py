@@ -743,7 +743,7 @@ def test_constant_parameters_are_validated() -> None:
 
 # arguments of the wrong kind: refused at entry with the front-door spec's words (issue 13), the
 # same in Python as in R and JS (runtime/argument_checks.py; runtime/spec.py shows it to them)
-_BAD = {"array": "x", "shape": 0, "interval": (1.0,), "count": 0}
+_BAD = {"array": "x", "shape": 0, "interval": (1.0,), "count": 0, "scalar": [1.0, 2.0]}
 
 
 @pytest.mark.parametrize("d", D.CATALOGUE, ids=lambda d: d.name)
