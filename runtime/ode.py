@@ -375,29 +375,37 @@ def _run(problem: _Problem, raws: Sequence[Any], sens: bool) -> tuple[Any, Any]:
         return _np.full((T, problem.n), _np.nan), nan_s
 
 
+_PENDING = 64  # sensitivities computed ahead and not yet read, at most (per thread)
+
+
 def _solve_kernel(*raws: Any, problem: _Problem) -> Any:
-    """y at the times [T, *y0.shape]. When the last solve's sensitivities were asked for, the
-    sensitivities are computed alongside and kept for the ``ode_sensitivities`` call that
-    follows on the same inputs (value and gradient of a log density)."""
+    """y at the times [T, *y0.shape]. Once sensitivities have been asked for, each solve
+    computes them alongside and keeps them for the ``ode_sensitivities`` call on the same
+    inputs that follows (value and gradient of a log density; under ``vmap`` all the solves
+    come before all the sensitivities). When too many are left unread, that stops."""
     local = problem._local
     want = getattr(local, "want", False)
-    if want and getattr(local, "cache", None) is not None and not local.used:
-        local.want = want = False  # the last ones were not read: stop computing them
     ys, ss = _run(problem, raws, want)
-    local.cache = ([_np.array(r, dtype=_np.float64) for r in raws], ss) if want else None
-    local.used = False
+    if want:
+        pending = local.pending
+        pending.append(([_np.array(r, dtype=_np.float64) for r in raws], ss))
+        if len(pending) > _PENDING:
+            pending.clear()
+            local.want = False
     return ys.reshape((len(problem.times), *problem.y_shape))
 
 
 def _sens_kernel(*raws: Any, problem: _Problem) -> Any:
     """S [T, n, n_params]: dy(times)/d(y0, args), flattened in that order."""
     local = problem._local
-    local.want = True
-    cache = getattr(local, "cache", None)
+    if not getattr(local, "want", False):
+        local.want = True
+        local.pending = []
     host = [_np.array(r, dtype=_np.float64) for r in raws]
-    if cache is not None and _same(cache[0], host):
-        local.used = True
-        return cache[1]
+    for k, (inputs, ss) in enumerate(local.pending):
+        if _same(inputs, host):
+            del local.pending[:k + 1]  # older entries were skipped: never read now
+            return ss
     return _run(problem, raws, True)[1]
 
 
@@ -449,10 +457,14 @@ def _in_model(x: Any) -> bool:
     return False
 
 
-def _innermost(x: Any) -> Tensor:
-    while isinstance(x, Tracer):
-        x = x._primal
-    return x
+def _stand_in(x: Tensor) -> Any:
+    """Values of ``x``'s shape for staging fn: the ones under any tracers (under ``vmap`` they
+    carry a batch axis: one example's worth of them)."""
+    inner = x
+    while isinstance(inner, Tracer):
+        inner = inner._primal
+    flat = _np.asarray(inner.numpy(), dtype=_np.float64).reshape(-1)
+    return flat[:math.prod(x.shape)].reshape(x.shape)
 
 
 def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: str = "rk45",
@@ -518,7 +530,7 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
     # ending a staging: only shapes matter to the recording): fn's shape is checked here, and
     # a host callback (R, JavaScript) is not called again from a sampler's threads
     problem.times = _np.asarray(problem.times)
-    values = [_np.asarray(_innermost(x).numpy(), dtype=_np.float64) for x in (y0, *targs)]
+    values = [_stand_in(x) for x in (y0, *targs)]
     problem.f(start, values[0].reshape(-1), values[1:])
     problem.jac(start, values[0].reshape(-1), values[1:])
     _set_rules(1 + len(targs))
