@@ -98,6 +98,8 @@ def test_hypergeometric_refuses_impossible_urns_and_data() -> None:
         tb.hypergeometric(2.5, 2, 1)
     with pytest.raises(ValueError, match="target: hypergeometric data"):
         tb.distribution(tb.as_data(np.array([1.5, 2.0])), tb.hypergeometric(5, 5, 3))
+    with pytest.raises(ValueError, match="from 0 to min\\(m, k\\), got 6"):
+        tb.distribution(tb.as_data(np.array([1.0, 6.0])), tb.hypergeometric(5, 5, 4))
     with pytest.raises(TypeError, match="cannot be the prior"):
         tb.model(tb.hypergeometric(5, 5, 3))
 
@@ -113,6 +115,9 @@ def test_dirichlet_multinomial_matches_scipy(alpha: list[float], size: int) -> N
     got = F.DirichletMultinomial().log_prob(T(x), size=T(size), alpha=T(alpha)).numpy()
     want = stats.dirichlet_multinomial(alpha, size).logpmf(x)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-11)
+    with pytest.raises(ValueError, match="rows of non-negative whole counts summing to size"):
+        tb.distribution(tb.as_data(x[:2] + np.array([1.0] + [0.0] * (k - 1))),
+                        tb.dirichlet_multinomial(size, alpha))
     bad = x[0].copy()
     bad[0] += 1  # no longer sums to size
     assert F.DirichletMultinomial().log_prob(T(bad), size=T(size), alpha=T(alpha)).item() \

@@ -46,11 +46,12 @@ def _describe_bad(v: Any, bad: Any) -> str:
 def check_data(family: Any, params: dict[str, Any], value: Any) -> None:
     """Refuse data that a discrete family cannot produce (its density there is zero): counts
     must be non-negative whole numbers (poisson, negative_binomial), 0 or 1 (bernoulli), at most
-    ``size`` (binomial, beta_binomial), one-hot rows (categorical) or counts summing to ``size``
-    (multinomial). ``value`` is the data being given the distribution; parameters that depend
-    on variables are not checked. Raises ValueError naming ``target`` (the data argument of
-    :func:`tensorbridge.distribution`). Continuous families are not checked here (a value
-    outside their support has density zero, which the model reports when it is built)."""
+    ``size`` (binomial, beta_binomial) or min(m, k) (hypergeometric), one-hot rows (categorical)
+    or counts summing to ``size`` (multinomial, dirichlet_multinomial). ``value`` is the data
+    being given the distribution; parameters that depend on variables are not checked. Raises
+    ValueError naming ``target`` (the data argument of :func:`tensorbridge.distribution`).
+    Continuous families are not checked here (a value outside their support has density zero,
+    which the model reports when it is built)."""
     if not getattr(family, "discrete", False):
         return
 
@@ -66,13 +67,19 @@ def check_data(family: Any, params: dict[str, Any], value: Any) -> None:
         bad, words = ~whole, "whole numbers from 0 to size"
         if size is not None:
             bad = bad | (v > xp.broadcast_to(size, xp.broadcast_shapes(size.shape, v.shape)))
+    elif name == "hypergeometric":
+        bad, words = ~whole, "whole numbers from 0 to min(m, k)"
+        m, k = known_host_values(params.get("m")), known_host_values(params.get("k"))
+        if m is not None and k is not None:
+            top = xp.minimum(m, k)
+            bad = bad | (v > xp.broadcast_to(top, xp.broadcast_shapes(top.shape, v.shape)))
     elif name == "categorical":
         one_hot = xp.all((v == 0) | (v == 1), axis=-1) & (xp.sum(v, axis=-1) == 1)
         if not xp.all(one_hot):
             raise ValueError(f"target: {name} data must be one-hot rows (one 1 and otherwise 0 "
                              f"along the last dimension); {int(xp.sum(~one_hot))} row(s) are not")
         return
-    elif name == "multinomial":
+    elif name in ("multinomial", "dirichlet_multinomial"):
         rows = xp.all(whole, axis=-1)
         size = known_host_values(params.get("size"))
         if size is not None:
