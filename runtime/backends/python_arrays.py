@@ -272,13 +272,9 @@ class ndarray:  # noqa: N801 - NumPy's name
             perm = tuple(_norm_axis(a, nd) for a in perm)
             if sorted(perm) != list(range(nd)):
                 raise ValueError("axes don't match array")
-        strides = _strides(self.shape)
-        offsets = [0]
-        for p in perm:
-            st = strides[p]
-            offsets = [o + i * st for o in offsets for i in range(self.shape[p])]
         d = self._data
-        return _wrap([d[o] for o in offsets], tuple(self.shape[p] for p in perm), self.dtype)
+        return _wrap([d[o] for o in _perm_index(self.shape, perm)],
+                     tuple(self.shape[p] for p in perm), self.dtype)
 
     # -- reductions ------------------------------------------------------------------------
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
@@ -466,6 +462,25 @@ def _strides(shape: tuple[int, ...]) -> list[int]:
     for i in range(len(shape) - 2, -1, -1):
         out[i] = out[i + 1] * shape[i + 1]
     return out
+
+
+_PERM_CACHE: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
+
+
+def _perm_index(shape: tuple[int, ...], perm: tuple[int, ...]) -> list[int]:
+    """Flat source positions of ``transpose(x, perm)`` in row-major order."""
+    key = (shape, perm)
+    idx = _PERM_CACHE.get(key)
+    if idx is None:
+        strides = _strides(shape)
+        idx = [0]
+        for ax in perm:
+            st = strides[ax]
+            idx = [o + i * st for o in idx for i in range(shape[ax])]
+        if len(_PERM_CACHE) > 256:
+            _PERM_CACHE.clear()
+        _PERM_CACHE[key] = idx
+    return idx
 
 
 # -- indexing -----------------------------------------------------------------------------------

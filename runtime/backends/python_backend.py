@@ -66,7 +66,16 @@ from ..kernels import register_kernel
 from ..tensor import Tensor
 from . import python_arrays as pa
 from .base import Backend, make_tensor
-from .python_arrays import _exp_safe, _log_safe, _logaddexp, _maximum, _minimum, _prod, _sqrt_safe
+from .python_arrays import (
+    _exp_safe,
+    _log_safe,
+    _logaddexp,
+    _maximum,
+    _minimum,
+    _perm_index,
+    _prod,
+    _sqrt_safe,
+)
 
 __all__ = ["LinAlgError", "PyArray", "PythonBackend"]
 
@@ -815,25 +824,6 @@ def _pairwise(a: list[float]) -> float:
     n2 = n // 2
     n2 -= n2 % 8
     return _pairwise(a[:n2]) + _pairwise(a[n2:])
-
-
-_PERM_CACHE: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
-
-
-def _perm_index(shape: tuple[int, ...], perm: tuple[int, ...]) -> list[int]:
-    """Flat source positions of ``transpose(x, perm)`` in row-major order."""
-    key = (shape, perm)
-    idx = _PERM_CACHE.get(key)
-    if idx is None:
-        strides = pa._strides(shape)
-        idx = [0]
-        for ax in perm:
-            st = strides[ax]
-            idx = [o + i * st for o in idx for i in range(shape[ax])]
-        if len(_PERM_CACHE) > 256:
-            _PERM_CACHE.clear()
-        _PERM_CACHE[key] = idx
-    return idx
 
 
 _SHAPE_CACHE: dict[tuple[Any, ...], tuple[int, ...]] = {}

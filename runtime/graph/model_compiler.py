@@ -20,6 +20,7 @@ from .. import ops
 from ..autodiff.api import value_and_grad
 from ..autodiff.batching import vmap
 from ..compile import function
+from ..compiled.lowering import LoweringError
 from ..host_namespace import raw_is_host, to_host, to_tensor, xp
 from ..ops.creation import tensor
 from ..ops.shape import broadcast_shapes
@@ -296,6 +297,19 @@ class Model:
             fn = self.backend.compile(vmap(vg) if ndim == 2 else vg)
             self._compiled[key] = fn
         return fn
+
+    def log_density_recording(self) -> Any:
+        """The staged recording of the adjusted log density and gradient of one free state:
+        what the C and JavaScript lowerings compile. Raises :class:`LoweringError` when the log
+        density is not a staged program or cannot be staged."""
+        recording = getattr(self._ldg_function(True, 1), "recording", None)
+        if recording is None:
+            raise LoweringError("the model's log density is not a staged program")
+        rec = recording(self._as_free(xp.zeros(self.n_free)))
+        if rec is None:
+            raise LoweringError("the model's log density cannot be staged (it reads a tensor value "
+                                "while tracing), so it has no straight-line program to lower")
+        return rec
 
     def compiled_target(self, batch: int) -> Callable[[Any], tuple[Any, Any]]:
         """The samplers' hot path: adjusted log density and gradient for ``batch`` free states as

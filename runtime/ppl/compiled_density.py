@@ -1,7 +1,7 @@
 """A model's adjusted log density and gradient as a C function (issue 14, compiled sampling).
 
-:func:`compile_density` traces ``Model._ldg_function(adjusted=True, ndim=1)`` (value and
-gradient of the log density of one free state) once, lowers its recording to C
+:func:`compile_density` takes ``Model.log_density_recording()`` (the staged value and
+gradient of the log density of one free state, traced once), lowers it to C
 (``compiled.lowering``) and compiles it with ``compiled.build`` (cached on disk by a hash of the
 source, which depends on the model's shapes and structure, not on its data). The C function,
 
@@ -102,15 +102,7 @@ def compile_density(model: Any) -> CompiledDensity:
     reason = compiler_available()
     if reason is not None:
         raise RuntimeError(f"compiled density: {reason}")
-    staged = model._ldg_function(True, 1)
-    recording = getattr(staged, "recording", None)
-    if recording is None:
-        raise LoweringError("the model's log density is not a staged program")
-    rec = recording(model._as_free(np.zeros(model.n_free)))
-    if rec is None:
-        raise LoweringError("the model's log density cannot be staged (it reads a tensor value "
-                            "while tracing), so it has no straight-line program to lower")
-    lowered = lower(rec)
+    lowered = lower(model.log_density_recording())
     # errno is never read: libm calls (sqrt) may be inlined; values are unchanged
     module = compile_module(lowered.name, f"{CTX_DECL}\n{lowered.cdef}", lowered.source,
                             extra_compile_args=("-fno-math-errno",))

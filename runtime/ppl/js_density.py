@@ -1,8 +1,8 @@
 """A model's adjusted log density and gradient as a JavaScript function (issue 15: the browser
 door at native speed).
 
-:func:`compile_js_density` traces ``Model._ldg_function(adjusted=True, ndim=1)`` once, lowers
-its recording to JavaScript (``compiled.lowering.lower_js``, the C lowering's front end) and
+:func:`compile_js_density` takes ``Model.log_density_recording()`` (traced once), lowers it
+to JavaScript (``compiled.lowering.lower_js``, the C lowering's front end) and
 makes it a function of the page's engine (``compiled.js_sampler.JsDensity``). It needs a
 float64 model: in Pyodide the models are built on the ``python`` backend (exact float64; TF.js
 has no float64), whose staged program is what gets lowered.
@@ -14,7 +14,6 @@ from typing import Any
 
 from ..compiled.js_sampler import JsDensity, js_available
 from ..compiled.lowering import LoweringError, lower_js
-from ..host_namespace import xp
 
 __all__ = ["compile_js_density"]
 
@@ -37,12 +36,4 @@ def compile_js_density(model: Any) -> JsDensity:
     if model.dtype.name != "float64":
         raise LoweringError(f"the JavaScript sampler is float64 only; this model is "
                             f"{model.dtype.name}")
-    staged = model._ldg_function(True, 1)
-    recording = getattr(staged, "recording", None)
-    if recording is None:
-        raise LoweringError("the model's log density is not a staged program")
-    rec = recording(model._as_free(xp.zeros(model.n_free)))
-    if rec is None:
-        raise LoweringError("the model's log density cannot be staged (it reads a tensor value "
-                            "while tracing), so it has no straight-line program to lower")
-    return JsDensity(lower_js(rec))
+    return JsDensity(lower_js(model.log_density_recording()))
