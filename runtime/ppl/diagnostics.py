@@ -312,7 +312,8 @@ def _acov_python(centred: list[list[float]], n: int, size: int) -> list[list[flo
 
 # ---- the kernels, in two implementations ------------------------------------------------------
 class _NumPyKernels:
-    """The kernels on NumPy float64 arrays ``(chains, draws)``."""
+    """The kernels on NumPy float64 arrays ``(chains, draws)`` (only chosen where ``xp`` is
+    NumPy: they use NumPy functions the python arrays do not implement)."""
 
     def kernel_name(self) -> str:
         return "numpy"
