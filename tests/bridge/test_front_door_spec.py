@@ -22,6 +22,7 @@ import pytest
 
 from tensorbridge.bridge.descriptors import WIRE_TAGS
 from tensorbridge.runtime import spec
+from tensorbridge.runtime.ppl import distributions as ppl_distributions
 
 ROOT = Path(__file__).resolve().parents[2]
 R_DIR = ROOT / "r-client"
@@ -56,6 +57,15 @@ def test_distribution_declared_in_typescript(d: spec.DistributionSpec) -> None:
     for a in d.options:
         assert spec.door_name(a.name, "js") in options, \
             f"index.d.ts: DistributionOptions lacks {spec.door_name(a.name, 'js')} ({d.name})"
+
+
+@pytest.mark.parametrize("name", ["joint", "mixture", "icauchit", "icloglog", "imultilogit",
+                                  "iprobit"])
+def test_combinators_and_links_declared_in_typescript(name: str) -> None:
+    """greta's mixture()/joint() (distributions as arguments: outside the catalogue) and its
+    inverse links (ppl/distributions COMBINATORS and LINKS)."""
+    assert name in ppl_distributions.COMBINATORS + ppl_distributions.LINKS
+    assert spec.door_name(name, "js") in _ts_interface("Ppl"), f"index.d.ts: Ppl lacks {name}"
 
 
 @pytest.mark.parametrize("v", spec.VARIABLES, ids=lambda v: v.name)
