@@ -8,6 +8,7 @@ so the per-step cost does not grow with a Python loop over chains.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,12 +39,21 @@ def guard_target(target: Target) -> Target:
             logp, grad = target(q)
         except NUMERICAL_ERRORS:
             return _row_by_row(target, q)
-        # one cheap test for the common case: every value finite
-        if xp.isfinite(xp.sum(logp) + xp.sum(grad)):
+        if _all_finite(logp, grad):  # the common case, in one cheap test
             return logp, grad
         return _mark_failed(logp, grad)
 
     return guarded
+
+
+try:  # NumPy's ufunc reduce costs half a xp.sum call; the pure-Python namespace lacks it
+    _reduce = xp.add.reduce
+
+    def _all_finite(logp: xp.ndarray, grad: xp.ndarray) -> bool:
+        return math.isfinite(_reduce(logp, None) + _reduce(grad, None))
+except AttributeError:  # pragma: no cover - exercised with the pure-Python array namespace
+    def _all_finite(logp: xp.ndarray, grad: xp.ndarray) -> bool:
+        return bool(xp.isfinite(xp.sum(logp) + xp.sum(grad)))
 
 
 def _mark_failed(logp: xp.ndarray, grad: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
@@ -56,18 +66,21 @@ def _mark_failed(logp: xp.ndarray, grad: xp.ndarray) -> tuple[xp.ndarray, xp.nda
 
 def _row_by_row(target: Target, q: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
     b, n = q.shape
-    logp = xp.full(b, -xp.inf)
-    grad = xp.full((b, n), xp.nan)
-    finite = xp.all(xp.isfinite(q), axis=1)
+    failed = xp.full(n, xp.nan)
+    finite = xp.all(xp.isfinite(q), axis=1).tolist()
+    logps: list[float] = []
+    grads: list[xp.ndarray] = []
     for c in range(b):
-        if not finite[c]:  # a chain already diverged to a non-finite position
-            continue
-        try:
-            lp, g = target(xp.stack([q[c]] * b))
-        except NUMERICAL_ERRORS:
-            continue
-        logp[c], grad[c] = lp[0], g[0]
-    return _mark_failed(logp, grad)
+        lp, g = -math.inf, failed
+        if finite[c]:  # else the chain already diverged to a non-finite position
+            try:
+                lps, gs = target(xp.stack([q[c]] * b))
+                lp, g = float(lps[0]), gs[0]
+            except NUMERICAL_ERRORS:
+                pass
+        logps.append(lp)
+        grads.append(g)
+    return _mark_failed(xp.asarray(logps), xp.stack(grads))
 
 
 @dataclass

@@ -201,3 +201,29 @@ def test_building_a_cholesky_or_solve_of_a_variable_runs_no_failing_kernel() -> 
     # and data that really is singular is still an error at once
     with pytest.raises(np.linalg.LinAlgError):
         tb.triangular_solve(tb.as_data(np.zeros((2, 2))), tb.as_data([[1.0], [2.0]]))
+
+
+def test_guard_on_the_pure_python_arrays_of_pyodide() -> None:
+    """The same guard where the host arrays are the runtime's pure-Python ones (no item
+    assignment, no boolean-mask indexing): a raising batch, a NaN position, a NaN value."""
+    from tests.ppl.test_mcmc_python_arrays import _run_pure
+
+    out = _run_pure("""
+        import math
+        from tensorbridge.runtime.host_namespace import xp
+        from tensorbridge.runtime.ppl.hamiltonian import guard_target
+
+        def target(q):
+            if any(abs(float(q[c][0])) > 1 for c in range(q.shape[0])):
+                raise ValueError("Matrix is not positive definite")
+            lp = xp.sum(q * q, axis=1) * -0.5
+            return xp.where(q[:, 1] > 5, math.nan, lp), q * -1.0
+
+        q = xp.asarray([[0.5, 1.0], [2.0, 0.0], [math.nan, 0.0], [0.1, 6.0]])
+        lp, g = guard_target(target)(q)
+        print(json.dumps({"lp": [str(v) for v in lp.tolist()],
+                          "g": [[str(v) for v in row] for row in g.tolist()]}))
+    """)
+    assert out["lp"] == ["-0.625", "-inf", "-inf", "-inf"]
+    assert out["g"][0] == ["-0.5", "-1.0"]
+    assert all(v == "nan" for row in out["g"][1:] for v in row)
