@@ -369,7 +369,9 @@ tb_summary <- function(draws) {
 #'   model's priors (variables from their distributions, data with a distribution from its
 #'   likelihood: prior predictive), holding any `values` (a named list) fixed; with
 #'   `values = draws`, each simulation takes the variables of one random posterior draw
-#'   (the posterior predictive, e.g. `calculate(y, values = draws, nsim = 100)`).
+#'   (the posterior predictive, e.g. `calculate(y, values = draws, nsim = 100)`), and new
+#'   stochastic arrays (not in the model) are simulated given that draw; more simulations
+#'   than draws pick draws with replacement, with a warning.
 #' @param seed With `nsim`: `NULL` (drawn from R's random number generator) or a whole number.
 #' @return An `mcmc.list` (for draws) or a named list of arrays; with `nsim`, arrays with a
 #'   leading dimension of `nsim`.
