@@ -242,6 +242,14 @@ def test_mixture_and_joint_refuse_what_greta_refuses() -> None:
         tb.joint(a, tb.normal(0, 1))
 
 
+def test_a_refused_combination_leaves_its_distributions_alone() -> None:
+    a = tb.normal(0.0, 1.0)
+    with pytest.raises(ValueError, match="weights must have 2 entries"):
+        tb.mixture(a, tb.normal(1.0, 1.0), weights=[1.0, 2.0, 3.0])
+    assert a.node.distribution is not None  # still a normal(0, 1) variable
+    assert len(tb.model(a).variables) == 1
+
+
 def test_components_leave_the_model() -> None:
     sd = tb.lognormal(0.0, 1.0)
     mix = tb.mixture(tb.normal(-1.0, sd), tb.normal(1.0, sd), weights=[1.0, 1.0])

@@ -476,8 +476,8 @@ def wishart(df: Any, Sigma: Any, dimension: Any = None) -> LazyArray:
 
 # -- mixture() and joint() ------------------------------------------------------------------------
 def _components(fname: str, dists: tuple[Any, ...]) -> list[tuple[Any, dict[str, Any], tuple]]:
-    """(family, parameters, shape) of each component: what a distribution constructor made.
-    Its variable leaves the graph (the combined distribution stands for it)."""
+    """(family, parameters, shape) of each component: what a distribution constructor made
+    (checked here; :func:`_detach` takes them over once the combination is checked too)."""
     if len(dists) < 2:
         raise ValueError(f"{fname}: give at least two distributions, got {len(dists)}")
     out = []
@@ -500,12 +500,17 @@ def _components(fname: str, dists: tuple[Any, ...]) -> list[tuple[Any, dict[str,
     if len(shapes) > 1:
         raise ValueError(f"{fname}: the distributions must have the same dimensions, got "
                          f"{', '.join(str(list(s)) for _, _, s in out)}")
-    for d in dists:  # taken over: detach the component's own density from the graph
+    return out
+
+
+def _detach(dists: tuple[Any, ...]) -> None:
+    """The components' own densities leave the graph: the combined distribution stands for
+    them (their variables are never parameters of a model)."""
+    for d in dists:
         dn = d.node.distribution
         for p in dn.parents:
             p.children.remove(dn)
         d.node.distribution = None
-    return out
 
 
 def _combined_params(parts: list[tuple[Any, dict[str, Any], tuple]]) -> dict[str, Any]:
@@ -550,6 +555,7 @@ def mixture(*dists: Any, weights: Any, dim: Any = None) -> LazyArray:
     w = ops.reshape(w, (n, *rest))
     params = {**_combined_params(parts), "weights": w}
     _validate(family, {"weights": w})
+    _detach(dists)
     return make_distribution(family, params, tuple(shape))
 
 
@@ -560,6 +566,7 @@ def joint(*dists: Any, dim: Any = None) -> LazyArray:
     parts = _components("joint", dists)
     shape = (*(parts[0][2] if want is None else want), len(parts))
     family = Joint([fam for fam, _, _ in parts], shape)
+    _detach(dists)
     return make_distribution(family, _combined_params(parts), shape)
 
 
