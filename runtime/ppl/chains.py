@@ -268,10 +268,12 @@ def _initial_free(model: Any, chains: int, initial_values: Any, rng: xp.random.G
             # every chain draws, so a chain's tries do not depend on the others' luck
             fresh = rng.uniform(-2.0, 2.0, size=(chains, n))
             q = xp.where(bad[:, None], fresh, q)  # (no boolean-mask assignment in pure xp)
+        err = getattr(target, "last_error", None)  # guard_target's: what the density raised
         raise ValueError(
             "initial_values: could not find initial values with a finite log density in 100 "
             "random tries; give initial_values explicitly"
-        )
+            + (f" (the log density raised {type(err).__name__}: {err})" if err else "")
+        ) from err
     per_chain = initial_values if isinstance(initial_values, list) else [initial_values] * chains
     if len(per_chain) != chains:
         raise ValueError(f"initial_values: got {len(per_chain)} sets for {chains} chains")

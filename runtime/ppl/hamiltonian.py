@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..host_namespace import xp
 
@@ -32,17 +33,20 @@ def guard_target(target: Target) -> Target:
     (what the compiled samplers make of a density's failure status), so that the samplers
     count a divergence and go on. A batch that raises is evaluated chain by chain (each as a
     batch of copies of its own row, the shape the target was made for) to find which failed;
-    a non-finite log density or gradient is also -inf."""
+    a non-finite log density or gradient is also -inf. ``guarded.last_error`` keeps the last
+    exception caught, for an error that must name it (no start has a finite density)."""
 
     def guarded(q: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
         try:
             logp, grad = target(q)
-        except NUMERICAL_ERRORS:
-            return _row_by_row(target, q)
+        except NUMERICAL_ERRORS as err:
+            guarded.last_error = err  # type: ignore[attr-defined]
+            return _row_by_row(target, q, guarded)
         if _all_finite(logp, grad):  # the common case, in one cheap test
             return logp, grad
         return _mark_failed(logp, grad)
 
+    guarded.last_error = None  # type: ignore[attr-defined]
     return guarded
 
 
@@ -64,7 +68,7 @@ def _mark_failed(logp: xp.ndarray, grad: xp.ndarray) -> tuple[xp.ndarray, xp.nda
     return xp.where(bad, -xp.inf, logp), xp.where(bad[:, None], xp.nan, grad)
 
 
-def _row_by_row(target: Target, q: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
+def _row_by_row(target: Target, q: xp.ndarray, guarded: Any) -> tuple[xp.ndarray, xp.ndarray]:
     b, n = q.shape
     failed = xp.full(n, xp.nan)
     finite = xp.all(xp.isfinite(q), axis=1).tolist()
@@ -76,8 +80,8 @@ def _row_by_row(target: Target, q: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:
             try:
                 lps, gs = target(xp.stack([q[c]] * b))
                 lp, g = float(lps[0]), gs[0]
-            except NUMERICAL_ERRORS:
-                pass
+            except NUMERICAL_ERRORS as err:
+                guarded.last_error = err
         logps.append(lp)
         grads.append(g)
     return _mark_failed(xp.asarray(logps), xp.stack(grads))

@@ -227,3 +227,19 @@ def test_guard_on_the_pure_python_arrays_of_pyodide() -> None:
     assert out["lp"] == ["-0.625", "-inf", "-inf", "-inf"]
     assert out["g"][0] == ["-0.5", "-1.0"]
     assert all(v == "nan" for row in out["g"][1:] for v in row)
+
+
+def test_a_density_that_always_raises_is_named_when_no_start_is_found() -> None:
+    x = tb.normal(0, 1)
+    m = tb.model(x)
+
+    def compiled_target(batch: int):
+        def target(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            raise ValueError("operands could not be broadcast together")
+
+        return target
+
+    m.compiled_target = compiled_target
+    with pytest.raises(ValueError, match=r"initial values.*raised ValueError: operands could "
+                                         r"not be broadcast"):
+        tb.mcmc(m, n_samples=10, warmup=10, chains=2, seed=1, backend="numpy")
