@@ -84,16 +84,21 @@ if NAME == "numpy":
 else:
 
     def to_host(t: Any, dtype: Any = None) -> Any:
-        """A tensor's values as a pure array: read through ``tolist()`` (no NumPy needed)."""
+        """A tensor's values as a python array: the python backend's buffer copied, other
+        backends' read through ``tolist()`` (no NumPy needed)."""
         if not isinstance(t, Tensor):
             return python_arrays.asarray(t, dtype)
-        values = t.tolist()
+        raw = t._raw()
         shape = tuple(t.shape)
-        if len(shape) == 0:
-            values = [values]
-        elif len(shape) > 1:
-            for _ in range(len(shape) - 1):
-                values = [v for row in values for v in row]
+        if isinstance(raw, python_arrays.ndarray):  # the python backend's buffer: flat already
+            values = list(raw._data)  # a copy: host arrays are written in place, buffers never
+        else:
+            values = t.tolist()
+            if len(shape) == 0:
+                values = [values]
+            elif len(shape) > 1:
+                for _ in range(len(shape) - 1):
+                    values = [v for row in values for v in row]
         kind = t.dtype.kind
         src = python_arrays.float64 if kind == "f" else (
             python_arrays.bool_ if kind == "b" else python_arrays.int64)
