@@ -203,3 +203,44 @@ def test_summary_of_draws_interrupted_before_sampling():
     assert proc.returncode == 0, proc.stderr
     with_numpy = json.loads(proc.stdout.strip().splitlines()[-1])
     assert pure == with_numpy == [[2, 0], True, 8, [True] * 8]
+
+
+_CHOICES = """
+    from tensorbridge.runtime.backends import get_backend
+    from tensorbridge.runtime.ppl import diagnostics
+    print(json.dumps([host_namespace.for_namespace(numpy="numpy", python="python"),
+                      host_namespace.raw_is_host(get_backend("numpy")),
+                      host_namespace.raw_is_host(get_backend("python")),
+                      host_namespace.NUMPY_MISSING, type(diagnostics._K).__name__]))
+"""
+
+
+def test_the_namespace_layer_makes_each_choice_once():
+    """for_namespace, raw_is_host and NUMPY_MISSING answer for the namespace in force; the
+    diagnostics' kernels follow (NumPy's where xp is NumPy, lists of floats without it)."""
+    from tensorbridge.runtime import host_namespace
+    from tensorbridge.runtime.backends import get_backend
+
+    assert _run_pure(_CHOICES) == ["python", False, False, "NumPy is not available",
+                                   "_ListKernels"]
+    if host_namespace.NAME == "numpy":
+        assert host_namespace.for_namespace(numpy=1, python=2) == 1
+        assert host_namespace.raw_is_host(get_backend("numpy"))
+        assert not host_namespace.raw_is_host(get_backend("python"))
+        assert host_namespace.NUMPY_MISSING is None
+        assert type(diagnostics._K).__name__ == "_NumPyKernels"
+
+
+def test_only_the_namespace_asks_which_array_module_it_got():
+    """The sampler, the models and the diagnostics are written once: no module of graph/ or ppl/
+    reads host_namespace.NAME (a difference goes into the namespace layer instead)."""
+    import re
+    from pathlib import Path
+
+    import tensorbridge.runtime as rt
+
+    root = Path(rt.__file__).parent
+    pattern = re.compile(r"host_namespace import[^\n]*\bNAME\b|host_namespace\.NAME\b")
+    offenders = [str(p.relative_to(root)) for sub in ("graph", "ppl")
+                 for p in sorted((root / sub).rglob("*.py")) if pattern.search(p.read_text())]
+    assert offenders == []
