@@ -38,6 +38,7 @@ from . import compile as _compilers  # noqa: F401 - registers tb.function's comp
 from .autodiff.api import jvp
 from .autodiff.batching import vmap
 from .autodiff.core import Primitive, Tracer, bind
+from .backends import get_backend
 from .errors import TensorBridgeError
 from .kernels import register_kernel
 from .ops.creation import as_tensor, eye, tensor
@@ -104,6 +105,17 @@ class _Problem:
         self.rejected = 0
         self._f: Any = None
         self._jac: Any = None
+        self._local = threading.local()
+
+    def __getstate__(self) -> dict[str, Any]:  # mcmc(n_cores=...) sends models to workers
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_f", "_jac", "_local")}
+        state["backend"] = self.backend.name
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.backend = get_backend(state["backend"])
+        self._f = self._jac = None
         self._local = threading.local()
 
     def __repr__(self) -> str:
@@ -447,6 +459,9 @@ def _vjp_rule(i: int) -> Callable[..., Any]:
 def _set_rules(n_args: int) -> None:
     if len(_solve_prim.vjp_rules) < n_args:
         _solve_prim.defvjp(*[_vjp_rule(i) for i in range(n_args)])
+
+
+_set_rules(16)  # at import: worker processes bind the primitive without calling ode_solve
 
 
 def _in_model(x: Any) -> bool:

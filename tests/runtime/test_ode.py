@@ -205,3 +205,21 @@ def test_vmap_of_value_and_grad_matches_each_example_staged():
         v, g = batched(f64(q))
         np.testing.assert_array_equal(v.numpy(), [s[0].numpy() for s in single])
         np.testing.assert_array_equal(g.numpy(), np.stack([s[1].numpy() for s in single]))
+
+
+def test_model_with_ode_solve_calculates_pickles_and_samples_in_worker_processes():
+    import pickle
+
+    k = tb.normal(1.0, 0.3, truncation=(0.0, math.inf))
+    y = tb.ode_solve(decay, [2.0], [1.0, 2.0], k, t0=0.0)
+    tb.distribution(tb.as_data([[2 * math.exp(-0.8)], [2 * math.exp(-1.6)]]), tb.normal(y, 0.05))
+    m = tb.model(k=k)
+    got = tb.calculate(y, values={k: 0.5})
+    np.testing.assert_allclose(np.asarray(got).reshape(-1), 2 * np.exp(-0.5 * np.array([1, 2])),
+                               rtol=1e-5)
+    problem = pickle.loads(pickle.dumps(y.node.params["problem"]))
+    ys, _ = problem.solve(np.array([2.0]), [np.array(0.5)], False)
+    np.testing.assert_allclose(ys[:, 0], 2 * np.exp(-0.5 * np.array([1, 2])), rtol=1e-5)
+    draws = tb.mcmc(m, n_samples=100, warmup=100, chains=2, n_cores=2, seed=3, progress=False,
+                    backend="numpy")
+    assert abs(draws.summary()["k"]["mean"] - 0.8) < 0.05
