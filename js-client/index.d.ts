@@ -504,6 +504,13 @@ export interface Ppl {
   Draws: typeof Draws;
 }
 
+export interface ScanOptions {
+  /** Number of steps when xs is null (else it must equal the first dimension of xs). */
+  length?: number | null;
+  /** Run from the last slice to the first. */
+  reverse?: boolean;
+}
+
 export interface TensorBridge {
   readonly info: BridgeInfo;
   /** Layers and models, TF.js style. */
@@ -534,6 +541,15 @@ export interface TensorBridge {
     (...args: Arg[]) => Promise<Tensor | Tensor[]>;
   valueAndGrad(f: ((...xs: any[]) => any) | PyProxy, argnums?: number | number[]):
     (...args: Arg[]) => Promise<[Tensor, Tensor | Tensor[]]>;
+  /** A loop with carried state (Python's tb.scan, JAX's lax.scan): fn(carry, x) -> [carry, y]
+   * once per slice x of xs along its first axis (init and xs: a tensor, a lazy array or
+   * nested arrays of them; xs null with options.length). fn is traced once with tb ops, like a
+   * function given to grad, and may use tensors and lazy arrays it closes over (a model's
+   * parameters: then the results are lazy arrays), and inside grad the traced values of the
+   * enclosing function. Resolves to [final carry, ys], ys stacked on a new first axis in the
+   * order of xs (also with reverse). */
+  scan(fn: (carry: any, x: any) => [any, any] | Promise<[any, any]>, init: any, xs?: any,
+    options?: ScanOptions): Promise<[any, any]>;
   pyimport(module: string): Promise<PyProxy>;
   runPython(code: string): Promise<any>;
   /** The bridge's handle table (live handles by type) and the JS-side count. */

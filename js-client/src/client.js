@@ -5,6 +5,7 @@
 
 import { makeLayers } from "./layers.js";
 import { makePpl } from "./ppl.js";
+import { makeScan } from "./scan.js";
 import {
   Codec, Kwargs, TensorBridgeError, TYPED, isTypedArray, kHandle, kSym,
 } from "./wire.js";
@@ -59,6 +60,10 @@ class Tape {
   record(fn, args, kwargs = null) {
     for (const a of args.flat()) {
       if (a instanceof Sym && a.tape !== this) {
+        // a value of a scan step traced inside this grad: the step records it (scan.js)
+        if (a.tape instanceof Tape && a.tape.record !== Tape.prototype.record) {
+          return a.tape.record(fn, args, kwargs);
+        }
         throw new Error("tensorbridge: a traced value escaped its grad call");
       }
     }
@@ -231,6 +236,7 @@ export class TensorBridge {
     this.sequential = (config) => this.layers.sequential(config);
     this.loadLayersModel = (source, options) => this.layers.loadModel(source, options);
     ({ ppl: this.ppl, mcmc: this.mcmc } = makePpl(this));  // ppl.js
+    this.scan = makeScan(this, { Sym, Tape });  // scan.js
   }
 
   // Event channels: Python sends progress to `listener(text)` without waiting for it (fit,
@@ -397,8 +403,9 @@ export class TensorBridge {
   op(name, ...rawArgs) {
     const [args, kwargs] = splitKwargs(rawArgs);
     if (hasSym(args)) {
-      const tape = args.find((a) => a instanceof Sym)?.tape
-        ?? args.flat().find((a) => a instanceof Sym).tape;
+      const syms = args.flat().filter((a) => a instanceof Sym);
+      // a scan step's tape (scan.js) records values of an enclosing grad's tape too
+      const tape = (syms.find((a) => a.tape.record !== Tape.prototype.record) ?? syms[0]).tape;
       return tape.record(name, args, kwargs);
     }
     return this._call(null, name, args, kwargs);
