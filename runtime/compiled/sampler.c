@@ -164,11 +164,12 @@ static double hamiltonian(const double *p, double logp, const double *inv, int n
 }
 
 /* The density; a failure (nonzero: returned as 1) is a point of log density -inf, i.e. a
- * divergence, where the trajectory ends. */
+ * divergence, where the trajectory ends. So is a log density of +inf (a singular point, never
+ * a proposal to keep), as hamiltonian.guard_target makes it in the Python sampler. */
 static int evaluate(tb_density_fn fn, void *ctx, const double *q, int n, double *logp,
                     double *grad)
 {
-    if (fn(ctx, q, logp, grad) != 0) {
+    if (fn(ctx, q, logp, grad) != 0 || *logp == INFINITY) {
         *logp = -INFINITY;
         for (int j = 0; j < n; j++)
             grad[j] = NAN;

@@ -195,11 +195,12 @@ function makeSampler() {
     return h !== h ? Infinity : h;
   }
 
-  /** The density; a failure is a point of log density -Infinity (a divergence). Writes the log
-   * density to lp[0]; returns 1 when the density failed. */
+  /** The density; a failure is a point of log density -Infinity (a divergence), and so is a
+   * log density of +Infinity (sampler.c's evaluate). Writes the log density to lp[0]; returns 1
+   * when the density failed. */
   function evaluate(fn, q, n, lp, grad) {
     const status = fn(q, lp, grad);
-    if (status !== 0) {
+    if (status !== 0 || lp[0] === Infinity) {
       if (typeof status !== "number")
         throw new TypeError("density: expected a number status (0: success), got " + status);
       lp[0] = -Infinity;

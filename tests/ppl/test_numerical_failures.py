@@ -243,3 +243,57 @@ def test_a_density_that_always_raises_is_named_when_no_start_is_found() -> None:
     with pytest.raises(ValueError, match=r"initial values.*raised ValueError: operands could "
                                          r"not be broadcast"):
         tb.mcmc(m, n_samples=10, warmup=10, chains=2, seed=1, backend="numpy")
+
+
+def _infinite_beyond(q: np.ndarray) -> tuple[float, np.ndarray]:
+    """A standard normal whose log density is +inf (a singular point, with a finite gradient)
+    beyond q[0] > 1: such a point is never a proposal to keep."""
+    if q[0] > 1.0:
+        return math.inf, -q
+    return -0.5 * float(q @ q), -q
+
+
+@pytest.mark.parametrize("kind", ["nuts", "hmc"])
+def test_an_infinite_log_density_is_a_divergence_in_python_c_and_js(kind: str) -> None:
+    from tensorbridge.runtime.ppl.chain_rng import chain_rng
+    from tensorbridge.runtime.ppl.chains import hmc, nuts, run_chains
+    from tests.compiled.node_js import NODE, run_node
+    from tests.compiled.test_sampler_js import _PRELUDE, _cfg
+
+    sampler = nuts() if kind == "nuts" else hmc(n_leapfrog=8)
+    x = tb.normal(0, 1, dim=2)
+    m = tb.model(x)
+
+    def target(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = [_infinite_beyond(row) for row in q]
+        return np.array([o[0] for o in out]), np.array([o[1] for o in out])
+
+    m.compiled_target = lambda batch: target
+    runs = {"python": run_chains(m, 300, 200, 2, sampler, None, 5, 1, False, None, 50, None)}
+    if compiler_available() is None:
+        from tensorbridge.runtime.compiled import sampler as cs
+        from tensorbridge.runtime.ppl.compiled_chains import run_chains_compiled
+
+        runs["c"] = run_chains_compiled(m, cs.python_density(_infinite_beyond, 2), 300, 200, 2,
+                                        sampler, None, 5, 1, False, None, 50, None)
+    for name, d in runs.items():
+        assert np.all(d.free[..., 0] <= 1.0), name
+        assert np.all(np.isfinite(d.stats["lp"])), name
+        assert d.divergences + d.warmup["divergences"] > 0, name
+    if NODE is None:
+        return
+    script = _PRELUDE + r"""
+const fn = (q, lp, g) => {
+  g[0] = -q[0]; g[1] = -q[1];
+  lp[0] = q[0] > 1.0 ? Infinity : -0.5 * (q[0] * q[0] + q[1] * q[1]);
+  return 0;
+};
+output(input.keys.map((key) => runChain(input.cfg(key), input.q0, fn, undefined, 50)));
+""".replace("input.cfg(key)", "Object.assign({}, input.cfg, {key0: key[0], key1: key[1]})")
+    keys = [list(k) for k in chain_rng(5, 2).keys]
+    cfg = _cfg(kind, 2, 200, 300, keys[0], chains=2)
+    out = run_node(script, {"cfg": cfg, "keys": keys, "q0": np.array([0.1, -0.2])})
+    for chain in out:
+        draws = chain["out"]["draws"].reshape(-1, 2)
+        assert np.all(draws[:, 0] <= 1.0) and np.all(np.isfinite(chain["out"]["lp"]))
+        assert chain["warmupDivergences"] + np.sum(chain["out"]["divergent"]) > 0
