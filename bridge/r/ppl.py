@@ -80,12 +80,6 @@ def _r_array(x: Any, where: str, row: bool = False) -> Any:
     return a
 
 
-def _dim(dim: Any) -> Any:
-    if dim is None:
-        return None
-    return tuple(int(d) for d in np.asarray(dim).reshape(-1))
-
-
 # -- creating lazy arrays ----------------------------------------------------------------------
 def as_data(x: Any) -> dict[str, Any]:
     if isinstance(x, LazyArray):
