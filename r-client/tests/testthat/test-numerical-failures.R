@@ -58,3 +58,20 @@ test_that("uniform bounds must be finite and lkj_correlation's eta one number", 
   expect_error(lkj_correlation(3, dimension = c(2, 2)), "dimension")
   expect_equal(dim(lkj_correlation(3, dimension = 3)), c(3L, 3L))
 })
+
+test_that("a multivariate normal with an LKJ correlation and scales samples", {
+  skip_if_no_python()
+  set.seed(3)
+  z <- matrix(rnorm(120), 60, 2)
+  y <- z %*% chol(matrix(c(1, 0.6, 0.6, 1), 2)) %*% diag(c(1.5, 0.7))
+  corr <- lkj_correlation(2, dimension = 2)
+  sd <- lognormal(0, 1, dim = 2)
+  Sigma <- corr * (sd %*% t(sd))
+  distribution(y) <- multivariate_normal(matrix(0, 1, 2), Sigma, n_realisations = 60)
+  draws <- mcmc(model(corr, sd), n_samples = 300, warmup = 300, chains = 2, seed = 1,
+                verbose = FALSE)
+  m <- summary(draws)$statistics[, "Mean"]
+  # 60 observations: the posterior sits near the sample's correlation and scales
+  expect_lt(abs(m[["corr[1,2]"]] - cor(y)[1, 2]), 0.15)
+  expect_equal(unname(m[c("sd[1,1]", "sd[2,1]")]), apply(y, 2, stats::sd), tolerance = 0.15)
+})
