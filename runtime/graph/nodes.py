@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -334,13 +335,11 @@ _SPECS = {s.name: s for s in VARIABLES}
 
 
 def _frame_columns(value: Any) -> Any:
-    """A pandas DataFrame as a float64 matrix of its columns (pandas is optional: imported
-    only to recognise one); every column must be numeric, else an error naming the others."""
-    try:
-        import pandas as pd
-    except ImportError:
-        return None
-    if not isinstance(value, pd.DataFrame):
+    """A pandas DataFrame as a float64 matrix of its columns; every column must be numeric,
+    else an error naming the others. pandas is optional: a data frame exists only once pandas
+    is imported, so it is looked up, never imported (no import attempt per call without it)."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(value, pd.DataFrame):
         return None
     bad = [str(c) for c, t in value.dtypes.items()
            if not (pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t))]
