@@ -110,7 +110,8 @@ def dumps_model(model: Any, initial_values: Any = None) -> bytes:
     buf = io.BytesIO()
     try:
         _GraphPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump((model.targets, inits))
-    except (pickle.PicklingError, TypeError, AttributeError) as e:
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as e:
+        # RecursionError: a graph too deep for pickle (a long tb.scan unrolls into a chain)
         raise TypeError(
             f"mcmc(n_cores=...): this model cannot be sent to worker processes ({e}); run it in "
             f"one process with n_cores=None"
