@@ -661,20 +661,26 @@ def _expand(data: list[Any], shape: tuple[int, ...], out: tuple[int, ...]) -> li
 _ARITH_ERRORS = (ZeroDivisionError, OverflowError, ValueError)
 
 
+def _broadcast_pair(ad: list[Any], ash: tuple[int, ...], bd: list[Any], bsh: tuple[int, ...]
+                    ) -> tuple[Any, Any, tuple[int, ...]]:
+    """Two operands' values broadcast to the result shape (an iterator for a one-element
+    operand), and that shape (this module's operators and the python backend's kernels)."""
+    if ash == bsh:
+        return ad, bd, ash
+    shape = _broadcast_shapes(ash, bsh)
+    n = _prod(shape)
+    if shape != ash:
+        ad = repeat(ad[0], n) if len(ad) == 1 else _expand(ad, ash, shape)
+    if shape != bsh:
+        bd = repeat(bd[0], n) if len(bd) == 1 else _expand(bd, bsh, shape)
+    return ad, bd, shape
+
+
 def _binary(a: Any, b: Any, op: Callable[[Any, Any], Any], safe: Callable | None,
             kind: str) -> Any:
     ad, ash, adt = _parts(a)
     bd, bsh, bdt = _parts(b)
-    if ash == bsh:
-        shape = ash
-        xs, ys = ad, bd
-    elif not bsh:
-        shape, xs, ys = ash, ad, repeat(bd[0], len(ad))
-    elif not ash:
-        shape, xs, ys = bsh, repeat(ad[0], len(bd)), bd
-    else:
-        shape = _broadcast_shapes(ash, bsh)
-        xs, ys = _expand(ad, ash, shape), _expand(bd, bsh, shape)
+    xs, ys, shape = _broadcast_pair(ad, ash, bd, bsh)
     if safe is None:
         out = list(map(op, xs, ys))
     else:
@@ -891,16 +897,23 @@ def clip(a: Any, a_min: Any, a_max: Any) -> Any:
     return out
 
 
-def where(condition: Any, x: Any, y: Any) -> ndarray:
-    cd, cs, _ = _parts(condition)
-    xd, xs, xdt = _parts(x)
-    yd, ys, ydt = _parts(y)
+def _select(cd: list[Any], cs: tuple[int, ...], xd: list[Any], xs: tuple[int, ...],
+            yd: list[Any], ys: tuple[int, ...]) -> tuple[list[Any], tuple[int, ...]]:
+    """``where``'s values (uncast) and shape: x where the condition holds, else y, broadcast
+    (this module's ``where`` and the python backend's kernel)."""
     if cs == xs == ys:
         shape = cs
     else:
         shape = _broadcast_shapes(cs, xs, ys)
         cd, xd, yd = _expand(cd, cs, shape), _expand(xd, xs, shape), _expand(yd, ys, shape)
-    out = [xv if c else yv for c, xv, yv in zip(cd, xd, yd)]
+    return [xv if c else yv for c, xv, yv in zip(cd, xd, yd)], shape
+
+
+def where(condition: Any, x: Any, y: Any) -> ndarray:
+    cd, cs, _ = _parts(condition)
+    xd, xs, xdt = _parts(x)
+    yd, ys, ydt = _parts(y)
+    out, shape = _select(cd, cs, xd, xs, yd, ys)
     dt = _BY_RANK[_max(xdt.rank, ydt.rank)]
     if xdt is not ydt:
         out = list(map(dt.cast, out))

@@ -56,7 +56,7 @@ import operator
 import sys
 from array import array
 from functools import reduce
-from itertools import accumulate, repeat
+from itertools import accumulate
 from typing import Any
 
 from .. import dtypes as D
@@ -593,17 +593,7 @@ def _py_cast(x: PyArray, *, dtype: DType) -> PyArray:
 # -- binary ---------------------------------------------------------------------------------------
 def _operands(a: PyArray, b: PyArray) -> tuple[Any, Any, tuple[int, ...]]:
     """Both operands' values broadcast to the result shape (an iterator for a scalar)."""
-    ash, bsh = a.shape, b.shape
-    ad, bd = a._data, b._data
-    if ash == bsh:
-        return ad, bd, ash
-    shape = pa._broadcast_shapes(ash, bsh)
-    n = _prod(shape)
-    if shape != ash:
-        ad = repeat(ad[0], n) if len(ad) == 1 else pa._expand(ad, ash, shape)
-    if shape != bsh:
-        bd = repeat(bd[0], n) if len(bd) == 1 else pa._expand(bd, bsh, shape)
-    return ad, bd, shape
+    return pa._broadcast_pair(a._data, a.shape, b._data, b.shape)
 
 
 def _dtype2(a: PyArray, b: PyArray) -> DType:
@@ -759,16 +749,8 @@ for _name, _op in (("equal", operator.eq), ("not_equal", operator.ne), ("less", 
 
 @_k("where")
 def _py_where(cond: PyArray, x: PyArray, y: PyArray) -> PyArray:
-    cs, xsh, ysh = cond.shape, x.shape, y.shape
-    cd, xd, yd = cond._data, x._data, y._data
-    if cs == xsh == ysh:
-        shape = cs
-    else:
-        shape = pa._broadcast_shapes(cs, xsh, ysh)
-        cd, xd, yd = pa._expand(cd, cs, shape), pa._expand(xd, xsh, shape), pa._expand(
-            yd, ysh, shape)
+    out, shape = pa._select(cond._data, cond.shape, x._data, x.shape, y._data, y.shape)
     dt = _dtype2(x, y)
-    out = [xv if c else yv for c, xv, yv in zip(cd, xd, yd)]
     if x.tb_dtype is not y.tb_dtype:
         out = _cast_values(out, D.float64 if dt.kind == "f" else D.int64, dt)
     return _mk(out, shape, dt)
