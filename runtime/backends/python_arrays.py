@@ -1095,17 +1095,25 @@ def _concat(arrs: list[ndarray], ax: int) -> ndarray:
             raise ValueError("all the input array dimensions except for the concatenation axis "
                              "must match exactly")
     dt = _BY_RANK[_max(a.dtype.rank for a in arrs)]
-    outer = _prod(first[:ax])
-    inner = _prod(first[ax + 1:])
-    out: list[Any] = []
-    for o in range(outer):
-        for a in arrs:
-            chunk = a.shape[ax] * inner
-            out.extend(a._data[o * chunk:(o + 1) * chunk])
+    out, shape = _concat_flat([(a._data, a.shape) for a in arrs], ax)
     if _any(a.dtype is not dt for a in arrs):
         out = list(map(dt.cast, out))
-    total = _sum(a.shape[ax] for a in arrs)
-    return _wrap(out, (*first[:ax], total, *first[ax + 1:]), dt)
+    return _wrap(out, shape, dt)
+
+
+def _concat_flat(parts: list[tuple[list[Any], tuple[int, ...]]], ax: int
+                 ) -> tuple[list[Any], tuple[int, ...]]:
+    """Row-major values and shape of (values, shape) parts joined along ``ax`` (shapes already
+    checked; this module's ``concatenate`` and the python backend's kernel)."""
+    first = parts[0][1]
+    outer = _prod(first[:ax])
+    chunks = [(data, _prod(shape[ax:])) for data, shape in parts]
+    out: list[Any] = []
+    for o in range(outer):
+        for data, c in chunks:
+            out.extend(data[o * c:(o + 1) * c])
+    total = _sum(shape[ax] for _, shape in parts)
+    return out, (*first[:ax], total, *first[ax + 1:])
 
 
 # -- reductions ---------------------------------------------------------------------------------

@@ -1159,13 +1159,7 @@ def _py_concat(*xs: PyArray, axis: int) -> PyArray:
         dt = D.promote(dt, x.tb_dtype)
     if any(x.tb_dtype is not dt for x in xs):
         return _py_concat(*[_py_cast(x, dtype=dt) for x in xs], axis=axis)
-    outer = _prod(first.shape[:axis])
-    chunks = [(x._data, _prod(x.shape[axis:])) for x in xs]
-    out: list[Any] = []
-    for i in range(outer):
-        for data, c in chunks:
-            out.extend(data[i * c:(i + 1) * c])
-    shape = (*first.shape[:axis], sum(x.shape[axis] for x in xs), *first.shape[axis + 1:])
+    out, shape = pa._concat_flat([(x._data, x.shape) for x in xs], axis)
     return _mk(out, shape, dt)
 
 
