@@ -57,3 +57,26 @@ test("scan's errors name the argument", async () => {
   await assert.rejects(tb.scan((c) => c, 0, null, { length: 2 }), /fn must return \[carry, y\]/);
   await assert.rejects(tb.scan((c, x) => [c, c], 0), /length/);
 });
+
+test("mcmc samples a model with a scan (AR(1), T = 60)", { timeout: 300000 }, async () => {
+  const { ppl } = tb;
+  const t = 60;
+  const y = [0];
+  for (let i = 1; i < t; i++) y.push(0.6 * y[i - 1] + Math.sin(1.7 * i * i) * 1.3);
+  const phi = await ppl.uniform(-1, 1);
+  const prev = await ppl.asData(new Float64Array(y.slice(0, t - 1)));
+  const [, pred] = await tb.scan((c, yPrev) => [c, tb.mul(phi, yPrev)], 0, prev);
+  await ppl.distribution(await ppl.asData(new Float64Array(y.slice(1))), await ppl.normal(pred, 1));
+  const draws = await tb.mcmc(await ppl.model({ phi }), { nSamples: 400, warmup: 300, chains: 2,
+    seed: 3 });
+  assert.equal(draws.backend, "js");  // the unrolled steps lower to JavaScript
+  const d = Array.from(draws.variables.phi);
+  const mean = d.reduce((a, v) => a + v, 0) / d.length;
+  const sd = Math.sqrt(d.reduce((a, v) => a + (v - mean) ** 2, 0) / (d.length - 1));
+  // the posterior is normal(least squares, 1 / sqrt(sum y_prev^2)), far inside (-1, 1)
+  const sxx = y.slice(0, t - 1).reduce((a, v) => a + v * v, 0);
+  const ls = y.slice(0, t - 1).reduce((a, v, i) => a + v * y[i + 1], 0) / sxx;
+  const sdRef = 1 / Math.sqrt(sxx);
+  assert.ok(Math.abs(mean - ls) < 0.25 * sdRef, `mean ${mean} vs ${ls} (sd ${sdRef})`);
+  assert.ok(sd > 0.8 * sdRef && sd < 1.2 * sdRef, `sd ${sd} vs ${sdRef}`);
+});
