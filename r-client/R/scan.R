@@ -10,11 +10,11 @@
 #' the new carry (same shape as `init`) and this step's output `y` (any fixed shape, or
 #' `NULL`). Carries and slices may also be R lists of arrays.
 #'
-#' When `init` or `xs` holds a lazy array (a model's data or parameters), `fn` receives lazy
-#' arrays (R numbers among `init` and `xs` become data arrays), may combine them with the
-#' model's variables, and the results are lazy arrays; pass data as `as_data(y)` to scan a
-#' model's data. Otherwise `fn` receives tensors (tracers inside `grad()`) and the results
-#' are tensors. The name differs from the Python and JavaScript `scan` so that base R's
+#' When `init` or `xs` holds a lazy array, or `fn` uses one (a model's parameter) from its
+#' environment, `fn` receives lazy arrays (R numbers among `init` and `xs` become data
+#' arrays), may combine them with the model's variables, and the results are lazy arrays for
+#' the model. Otherwise `fn` receives tensors (tracers inside `grad()`) and the results are
+#' tensors. The name differs from the Python and JavaScript `scan` so that base R's
 #' `scan()` stays available.
 #'
 #' @param fn An R function `function(carry, x)` returning `list(carry, y)`.
@@ -49,7 +49,7 @@ tb_scan <- function(fn, init, xs = NULL, length = NULL, reverse = FALSE) {
   if (!is.logical(reverse) || base::length(reverse) != 1L || is.na(reverse)) {
     stop("tb_scan: reverse must be TRUE or FALSE", call. = FALSE)
   }
-  lazy <- scan_has_lazy(init) || scan_has_lazy(xs)
+  lazy <- scan_has_lazy(init) || scan_has_lazy(xs) || scan_closes_over_lazy(fn)
   step <- function(carry, x) {
     out <- fn(scan_from_py(carry), scan_from_py(x))
     if (!is.list(out) || base::length(out) != 2L) {
@@ -66,6 +66,19 @@ tb_scan <- function(fn, init, xs = NULL, length = NULL, reverse = FALSE) {
 scan_has_lazy <- function(x) {
   if (inherits(x, "tb_lazy_array")) return(TRUE)
   if (is.list(x) && !inherits(x, "tb_object")) return(any(vapply(x, scan_has_lazy, TRUE)))
+  FALSE
+}
+
+# Whether fn reads a lazy array from its environment (a model's parameter): then the scan is
+# part of the model even when init and xs are R data.
+scan_closes_over_lazy <- function(fn) {
+  env <- environment(fn)
+  if (is.null(env)) return(FALSE)
+  for (n in all.names(body(fn), unique = TRUE)) {
+    if (!exists(n, envir = env)) next
+    v <- tryCatch(get(n, envir = env), error = function(e) NULL)
+    if (scan_has_lazy(v)) return(TRUE)
+  }
   FALSE
 }
 

@@ -39,6 +39,10 @@ test_that("tb_scan in a model gives lazy arrays that opt() fits", {
   fit <- opt(model(phi))
   expect_equal(as.numeric(fit$par$phi), sum(y[1:5] * y[2:6]) / sum(y[1:5]^2),
                tolerance = 1e-4)
+  # R data as xs: fn uses the parameter phi, so the scan is part of the model all the same
+  pred2 <- tb_scan(function(c, y_prev) list(c, phi * y_prev), 0, y[1:5])$ys
+  expect_s3_class(pred2, "tb_lazy_array")
+  expect_equal(dim(pred2), dim(pred))
 })
 
 test_that("tb_scan's errors name the argument", {
