@@ -105,10 +105,10 @@ MODELS = {
 
 
 def _sampling_cases() -> list[Any]:
-    # hmm_example: its compiled program (about 1000 kernel steps with the backward pass) takes
-    # ~30 s of CPU to compile the first time (cached after), ~2 min on a busy 2-CPU machine,
-    # and the NumPy sampler is slower still; it runs in the larger set, as the vectorised
-    # hmm_example does in test_posteriordb.py
+    # hmm_example: its compiled program takes ~25 s of compiler CPU the first time (cached
+    # after; 40 s wall measured on a 2-CPU machine, 2 min under a load of 8; arma11 6 s,
+    # garch11 11 s) and the NumPy sampler is 7x slower than on the vectorised model; it runs
+    # in the larger set, as the vectorised hmm_example does in test_posteriordb.py
     slow = pytest.mark.skipif(not FULL, reason="larger posteriordb set: TB_POSTERIORDB=all")
     return [pytest.param(name, marks=[slow] if name == "hmm_example-hmm_example" else [],
                          id=name) for name in MODELS]
