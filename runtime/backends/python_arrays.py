@@ -14,8 +14,9 @@ operators ``+ - * / @``, comparisons, ``& | ~`` and their in-place forms (no ``/
 indexing by ints, slices, ``None``, boolean masks and integer arrays (reading only; arrays are
 filled by construction); ``asarray``/``array``/``from_flat``/``full``/``zeros``/``ones``/
 ``zeros_like``/``stack``/``concatenate``/``reshape``/``broadcast_to``; the elementwise ``exp
-log sqrt abs floor round isfinite isnan where clip maximum minimum logaddexp nan_to_num``;
-the reductions ``sum mean var std min max all any argmin`` with ``axis``/``keepdims``;
+log sqrt abs floor round isfinite isnan where clip maximum minimum fmax logaddexp
+nan_to_num``; the reductions ``sum mean var std min max all any argmin`` with ``axis``/
+``keepdims``, and ``add.reduce``/``logical_and.reduce`` (NumPy's cheaper spellings of two);
 ``quantile`` (NumPy's linear method); ``errstate`` (a no-op context: nothing here warns);
 ``random.default_rng(seed).uniform`` from the runtime's Philox stream (the same numbers with
 and without NumPy). IEEE results instead of Python exceptions (``exp`` overflow is ``inf``,
@@ -45,10 +46,11 @@ from .. import dtypes as D
 from ..random import Generator as Philox
 
 __all__ = [
-    "abs", "all", "any", "argmin", "array", "asarray", "bool_", "broadcast_shapes",
+    "abs", "add", "all", "any", "argmin", "array", "asarray", "bool_", "broadcast_shapes",
     "broadcast_to", "clip", "concatenate", "default_rng", "dtype", "errstate", "exp", "float64",
-    "floor", "from_flat", "full", "inf", "int64", "isfinite", "isnan", "log", "logaddexp", "max",
-    "maximum", "mean", "min", "minimum", "nan", "nan_to_num", "ndarray", "ones", "quantile",
+    "floor", "fmax", "from_flat", "full", "inf", "int64", "isfinite", "isnan", "log", "logaddexp",
+    "logical_and", "max", "maximum", "mean", "min", "minimum", "nan", "nan_to_num", "ndarray",
+    "ones", "quantile",
     "random", "reshape", "round", "shape", "sqrt", "stack", "std", "sum", "var", "where", "zeros",
     "zeros_like",
 ]
@@ -888,6 +890,14 @@ def maximum(a: Any, b: Any) -> Any:
     return _scalar_result(a, b, _binary(a, b, _maximum, None, "arith"))
 
 
+def _fmax(a: Any, b: Any) -> Any:
+    return a if (a >= b or b != b) else b  # a NaN loses to a number (both NaN: NaN)
+
+
+def fmax(a: Any, b: Any) -> Any:
+    return _scalar_result(a, b, _binary(a, b, _fmax, None, "arith"))
+
+
 def clip(a: Any, a_min: Any, a_max: Any) -> Any:
     out = a
     if a_min is not None:
@@ -1235,6 +1245,23 @@ def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _reduce(a, axis, _all, keepdims, bool_)
+
+
+class _Ufunc:
+    """A NumPy ufunc's ``reduce`` (what ``add.reduce``/``logical_and.reduce`` are in NumPy:
+    ``sum``/``all`` without their wrappers' cost there)."""
+
+    __slots__ = ("_reduction",)
+
+    def __init__(self, reduction: Callable[..., Any]) -> None:
+        self._reduction = reduction
+
+    def reduce(self, a: Any, axis: Any = 0, keepdims: bool = False) -> Any:
+        return self._reduction(a, axis=axis, keepdims=keepdims)
+
+
+add = _Ufunc(sum)
+logical_and = _Ufunc(all)
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -146,7 +146,7 @@ def test_unary_functions_arrays_and_scalars(name):
             check(got, getattr(np, name)(v))
 
 
-@pytest.mark.parametrize("name", ["minimum", "maximum", "logaddexp"])
+@pytest.mark.parametrize("name", ["minimum", "maximum", "fmax", "logaddexp"])
 def test_binary_functions_nan_inf(name):
     vals = [-np.inf, -1.0, 0.0, 2.0, np.inf, np.nan]
     a = np.array([v for v in vals for _ in vals])
@@ -200,6 +200,18 @@ def test_reductions_axis_keepdims(name, axis, dtype):
         check(fn_pa(_pure(x), axis=axis, **kw), want)
     if hasattr(pa.ndarray, name):
         check(getattr(_pure(x), name)(axis=axis), getattr(x, name)(axis=axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None, (0, 2)])
+def test_ufunc_reduce_as_numpy(axis):
+    rng = np.random.default_rng(13)
+    x = _rand((4, 3, 5), rng)
+    b = rng.random((4, 3, 5)) < 0.8
+    for kw in ({}, {"keepdims": True}):
+        check(pa.add.reduce(_pure(x), axis, **kw), np.add.reduce(x, axis, **kw))
+        check(pa.logical_and.reduce(_pure(b), axis, **kw), np.logical_and.reduce(b, axis, **kw))
+        check(pa.add.reduce(_pure(b), axis, **kw), np.add.reduce(b, axis, **kw))
+    check(pa.add.reduce(_pure(x)), np.add.reduce(x))  # NumPy's default: the first axis
 
 
 def test_reductions_with_nan_inf_ddof_and_empty():
