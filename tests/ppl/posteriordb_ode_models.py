@@ -69,7 +69,8 @@ def one_comp_mm_elim_abs(d: dict[str, Any]) -> Any:
         return one_comp_rhs(t, y, k_a, K_m, V_m, D, V)
 
     C = tb.ode_solve(rhs, np.zeros(1), np.asarray(d["times"], dtype=float), k_a, K_m, V_m,
-                     t0=float(d["t0"]), method="rk45", rtol=1e-6, atol=1e-6)
+                     t0=float(d["t0"]), method="rk45", rtol=1e-6, atol=1e-6,
+                     max_steps=2000)
     tb.distribution(tb.as_data(np.asarray(d["C_hat"], dtype=float)),
                     tb.lognormal(tb.log(C[:, 0]), sigma))
     return tb.model(k_a=k_a, K_m=K_m, V_m=V_m, sigma=sigma), None
