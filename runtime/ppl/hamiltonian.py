@@ -50,14 +50,11 @@ def guard_target(target: Target) -> Target:
     return guarded
 
 
-try:  # NumPy's ufunc reduce costs half a xp.sum call; the pure-Python namespace lacks it
-    _reduce = xp.add.reduce
+_reduce = xp.add.reduce  # half the cost of an xp.sum call (both namespaces have it)
 
-    def _all_finite(logp: xp.ndarray, grad: xp.ndarray) -> bool:
-        return math.isfinite(_reduce(logp, None) + _reduce(grad, None))
-except AttributeError:  # pragma: no cover - exercised with the pure-Python array namespace
-    def _all_finite(logp: xp.ndarray, grad: xp.ndarray) -> bool:
-        return bool(xp.isfinite(xp.sum(logp) + xp.sum(grad)))
+
+def _all_finite(logp: xp.ndarray, grad: xp.ndarray) -> bool:
+    return math.isfinite(_reduce(logp, None) + _reduce(grad, None))
 
 
 def _mark_failed(logp: xp.ndarray, grad: xp.ndarray) -> tuple[xp.ndarray, xp.ndarray]:

@@ -25,21 +25,14 @@ from .hamiltonian import PhasePoint, Target, hamiltonian
 
 __all__ = ["TransitionStats", "nuts_transition"]
 
-try:  # NumPy's ufunc methods cost half a xp.sum call; the pure-Python namespace lacks them
-    _rowsum = xp.add.reduce
-    _all_rows = xp.logical_and.reduce
+# ufunc methods: half the cost of an xp.sum call (both namespaces have them)
+_rowsum = xp.add.reduce
+_all_rows = xp.logical_and.reduce
 
-    def _nan_to_ninf(x: xp.ndarray) -> xp.ndarray:
-        return xp.fmax(x, -xp.inf)  # one call: fmax drops the NaN
-except AttributeError:  # pragma: no cover - exercised with the pure-Python array namespace
-    def _rowsum(x, axis):  # type: ignore[no-redef]
-        return xp.sum(x, axis=axis)
 
-    def _all_rows(x, axis):  # type: ignore[no-redef]
-        return xp.all(x, axis=axis)
+def _nan_to_ninf(x: xp.ndarray) -> xp.ndarray:
+    return xp.fmax(x, -xp.inf)  # one call: fmax drops the NaN
 
-    def _nan_to_ninf(x):  # type: ignore[no-redef]
-        return xp.where(xp.isnan(x), -xp.inf, x)
 
 # when a full tree's leaves could hold more numbers than this (state size x 2^max_depth), leaves
 # no proposal refers to are freed as the tree grows (O(depth) live leaves instead of O(2^depth));
