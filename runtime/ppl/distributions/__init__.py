@@ -30,7 +30,7 @@ from ...argument_checks import (
 )
 from ...graph.model_compiler import make_distribution
 from ...graph.nodes import LazyArray, VariableNode, _lazy, model_backend
-from ...host_namespace import xp
+from ...host_namespace import to_host, to_tensor, xp
 from ...tensor import Tensor
 from . import families, sampling, special
 from .combinators import Joint, Mixture, component_key
@@ -353,39 +353,15 @@ def multinomial(size: Any, prob: Any, n_realisations: Any = None, dimension: Any
 
 
 def _check_covariance(s: Any, fname: str = "multivariate_normal") -> None:
-    """Known ``Sigma`` values (``[..., K, K]``) must be symmetric and positive definite: with
-    NumPy, or in pure Python where there is none (Pyodide)."""
-    try:
-        import numpy as np
-    except ImportError:
-        np = None
-    if np is not None:
-        if not np.allclose(s, np.swapaxes(s, -1, -2)):
-            raise ValueError(f"{fname}: Sigma must be symmetric")
-        try:
-            np.linalg.cholesky(s)
-        except np.linalg.LinAlgError:
-            raise ValueError(f"{fname}: Sigma must be positive definite") from None
-        return
-
-    def matrices(m: Any) -> list[Any]:
-        return [m] if not isinstance(m[0][0], list) else [x for sub in m for x in matrices(sub)]
-
-    for a in matrices(s.tolist()):
-        k = len(a)
-        if any(abs(a[i][j] - a[j][i]) > 1e-8 + 1e-5 * abs(a[j][i])
-               for i in range(k) for j in range(i)):
-            raise ValueError(f"{fname}: Sigma must be symmetric")
-        chol = [[0.0] * k for _ in range(k)]
-        for i in range(k):
-            for j in range(i + 1):
-                v = a[i][j] - sum(chol[i][m] * chol[j][m] for m in range(j))
-                if i == j:
-                    if not v > 0:
-                        raise ValueError(f"{fname}: Sigma must be positive definite")
-                    chol[i][i] = math.sqrt(v)
-                else:
-                    chol[i][j] = v / chol[j][j]
+    """Known ``Sigma`` values (``[..., K, K]``) must be symmetric (``numpy.allclose`` to their
+    transpose) and positive definite (a finite Cholesky factor): decided with the runtime's own
+    ops on the model backend, so NumPy and the python backend (Pyodide) refuse the same ones."""
+    t = to_tensor(s, "float64", backend=model_backend())
+    a, at = to_host(t), to_host(ops.swapaxes(t, -1, -2))
+    if not xp.all(xp.abs(a - at) <= 1e-8 + 1e-5 * xp.abs(at)):
+        raise ValueError(f"{fname}: Sigma must be symmetric")
+    if not xp.all(xp.isfinite(to_host(ops.cholesky(t)))):  # NaN where a pivot is not > 0
+        raise ValueError(f"{fname}: Sigma must be positive definite")
 
 
 def multivariate_normal(mean: Any, Sigma: Any = None, n_realisations: Any = None,
