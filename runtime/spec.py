@@ -107,6 +107,10 @@ def check_distribution_args(name: str, args: Sequence[Any], kwargs: dict[str, An
     kinds = {a.name: a.kind for a in spec.args}
     for arg, v in bound.arguments.items():
         check_arg(name, arg, kinds[arg], v, door)
+    for a in spec.params:  # then the known values (sd > 0...), named for the door too
+        v = bound.arguments.get(a.name)
+        if v is not None and a.kind == "array":
+            _distributions.check_value(name, a.name, a.check, v, door)
     return dict(bound.arguments)
 
 

@@ -27,6 +27,7 @@ from ...argument_checks import (
     check_arg,
     check_values,
     distribution_spec,
+    door_name,
 )
 from ...graph.model_compiler import make_distribution
 from ...graph.nodes import LazyArray, VariableNode, _lazy, model_backend
@@ -144,20 +145,28 @@ _CHECKS = {
 }
 
 
+def check_value(fn: str, arg: str, check: str | None, value: Any, door: str = "python") -> None:
+    """A known value of argument ``arg`` of distribution ``fn`` against its value check (a
+    family's ``param_checks``: "positive"...; NaN never passes), named as ``door`` spells it.
+    Unknown values (they depend on variables) are not checked."""
+    if _unknown(value):
+        return
+    v = _host(value)
+    if xp.any(xp.isnan(v)):
+        raise ValueError(f"{door_name(fn, door)}: {door_name(arg, door)} contains NaN")
+    if check is None:
+        return
+    test, words = _CHECKS[check]
+    if not xp.all(test(v)):
+        raise ValueError(f"{door_name(fn, door)}: {door_name(arg, door)} must be {words}, got "
+                         f"{v.tolist()}")
+
+
 def _validate(family: Any, params: dict[str, Any]) -> None:
     """Check parameters that are known now (constants and data) against the family's needs."""
+    checks = dict(family.param_checks)
     for name, value in params.items():
-        if _unknown(value):
-            continue
-        v = _host(value)
-        if xp.any(xp.isnan(v)):
-            raise ValueError(f"{family.name}: {name} contains NaN")
-        kind = dict(family.param_checks).get(name)
-        if kind is None:
-            continue
-        test, words = _CHECKS[kind]
-        if not xp.all(test(v)):
-            raise ValueError(f"{family.name}: {name} must be {words}, got {v.tolist()}")
+        check_value(family.name, name, checks.get(name), value)
 
 
 def _truncate(family: Any, truncation: Any) -> Any:
