@@ -30,6 +30,7 @@ from .arithmetic import (
     subtract,
     where,
 )
+from .array_functions import cumprod, kron, outer, repeat, tile
 from .creation import (
     arange,
     eye,
