@@ -33,7 +33,8 @@ KERNEL_NAMES: dict[str, str] = {
         n: "(x) -> same shape"
         for n in (
             "neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal tanh sigmoid softplus "
-            "sin cos tan erf erfc lgamma digamma floor ceil round logical_not isnan isfinite"
+            "sin cos tan erf erfc lgamma digamma floor ceil round logical_not isnan isfinite "
+            "arcsin arccos arctan arcsinh arccosh arctanh"
         ).split()
     },
     "polygamma": "(x, *, n: int) -> same shape",

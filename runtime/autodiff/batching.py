@@ -117,6 +117,7 @@ def _materialise(v: Any, size: int) -> Any:
 _ELEMENTWISE_UNARY = (
     "neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal tanh sigmoid softplus sin cos "
     "tan erf erfc lgamma digamma floor ceil round logical_not isnan isfinite polygamma cast clip "
+    "arcsin arccos arctan arcsinh arccosh arctanh "
     "stop_gradient one_hot"
 ).split()
 

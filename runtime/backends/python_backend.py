@@ -335,6 +335,25 @@ def _tan_safe(v: float) -> float:
     return math.tan(v) if v - v == 0 else _nan
 
 
+# math's inverse functions raise outside their domain: NumPy's NaN there, and atanh(+-1) = +-inf
+def _asin_safe(v: float) -> float:
+    return math.asin(v) if -1.0 <= v <= 1.0 else _nan
+
+
+def _acos_safe(v: float) -> float:
+    return math.acos(v) if -1.0 <= v <= 1.0 else _nan
+
+
+def _acosh_safe(v: float) -> float:
+    return math.acosh(v) if v >= 1.0 else _nan
+
+
+def _atanh_safe(v: float) -> float:
+    if v == 1.0 or v == -1.0:
+        return math.copysign(math.inf, v)
+    return math.atanh(v) if -1.0 < v < 1.0 else _nan
+
+
 def _sin_safe(v: float) -> float:
     return math.sin(v) if v - v == 0 else _nan
 
@@ -466,6 +485,12 @@ _FLOAT_UNARY = {
     "sin": (math.sin, _sin_safe),
     "cos": (math.cos, _cos_safe),
     "tan": (math.tan, _tan_safe),
+    "arcsin": (math.asin, _asin_safe),
+    "arccos": (math.acos, _acos_safe),
+    "arctan": (math.atan, math.atan),
+    "arcsinh": (math.asinh, math.asinh),
+    "arccosh": (math.acosh, _acosh_safe),
+    "arctanh": (math.atanh, _atanh_safe),
     "erf": (math.erf, math.erf),
     "erfc": (math.erfc, _erfc_safe),
     "lgamma": (_lgamma_safe, _lgamma_safe),

@@ -128,6 +128,12 @@ _UNARY = {
     "sin": _raw.Sin,
     "cos": _raw.Cos,
     "tan": _raw.Tan,
+    "arcsin": _raw.Asin,
+    "arccos": _raw.Acos,
+    "arctan": _raw.Atan,
+    "arcsinh": _raw.Asinh,
+    "arccosh": _raw.Acosh,
+    "arctanh": _raw.Atanh,
     "erfc": _raw.Erfc,
     "sign": _raw.Sign,
 }

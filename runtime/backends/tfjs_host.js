@@ -160,7 +160,8 @@ function makeHost(tf) {
   const UNARY = { neg: "neg", abs: "abs", exp: "exp", log: "log", log1p: "log1p",
     expm1: "expm1", sqrt: "sqrt", rsqrt: "rsqrt", square: "square", reciprocal: "reciprocal",
     tanh: "tanh", sigmoid: "sigmoid", softplus: "softplus", sin: "sin", cos: "cos", tan: "tan",
-    erf: "erf", logical_not: "logicalNot" };
+    arcsin: "asin", arccos: "acos", arctan: "atan", arcsinh: "asinh", arccosh: "acosh",
+    arctanh: "atanh", erf: "erf", logical_not: "logicalNot" };
   for (const [k, f] of Object.entries(UNARY)) { const fn = tf[f]; H[k] = (id) => put(fn(get(id))); }
   for (const k of ["floor", "ceil", "round"]) {
     const fn = tf[k];

@@ -129,6 +129,8 @@ _UNARY_F = {
     "log": "log({0})", "log1p": "log1p({0})", "expm1": "expm1({0})", "sqrt": "sqrt({0})",
     "square": "({0} * {0})", "reciprocal": "(1.0 / {0})", "rsqrt": "(1.0 / sqrt({0}))",
     "tanh": "tanh({0})", "sin": "sin({0})", "cos": "cos({0})", "tan": "tan({0})",
+    "arcsin": "asin({0})", "arccos": "acos({0})", "arctan": "atan({0})",
+    "arcsinh": "asinh({0})", "arccosh": "acosh({0})", "arctanh": "atanh({0})",
     "round": "nearbyint({0})", "floor": "floor({0})", "ceil": "ceil({0})",
     "erf": "erf({0})", "erfc": "erfc({0})", "lgamma": "tb_lgamma({0})",
     "digamma": "tb_digamma({0})",
@@ -416,6 +418,8 @@ _JS_NAMES = (
     "  const exp = Math.exp, log = Math.log, log1p = Math.log1p, expm1 = Math.expm1;",
     "  const sqrt = Math.sqrt, tanh = Math.tanh, sin = Math.sin, cos = Math.cos;",
     "  const tan = Math.tan, floor = Math.floor, ceil = Math.ceil, fabs = Math.abs;",
+    "  const asin = Math.asin, acos = Math.acos, atan = Math.atan, asinh = Math.asinh;",
+    "  const acosh = Math.acosh, atanh = Math.atanh;",
     "  const isnan = Number.isNaN, isfinite = Number.isFinite;",
     # C's pow (1 ** NaN is 1, where Math.pow gives NaN)
     "  const pow = TB.pow;",

@@ -45,9 +45,16 @@ from .creation import (
 )
 from .elementwise import (
     abs,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctanh,
     cast,
     ceil,
     cos,
+    cospi,
     digamma,
     erf,
     erfc,
@@ -68,12 +75,15 @@ from .elementwise import (
     sigmoid,
     sign,
     sin,
+    sinpi,
     softplus,
     sqrt,
     square,
     stop_gradient,
     tan,
     tanh,
+    tanpi,
+    trigamma,
 )
 from .indexing import IndexPlan, getitem, index_add, index_update, one_hot, take
 from .linalg import cholesky, matmul, triangular_solve, tril, triu

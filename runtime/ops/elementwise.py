@@ -20,9 +20,16 @@ from .kernel_impls import unary_primitive
 __all__ = [
     "UNARY",
     "abs",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
     "cast",
     "ceil",
     "cos",
+    "cospi",
     "digamma",
     "erf",
     "erfc",
@@ -43,12 +50,15 @@ __all__ = [
     "sigmoid",
     "sign",
     "sin",
+    "sinpi",
     "softplus",
     "sqrt",
     "square",
     "stop_gradient",
     "tan",
     "tanh",
+    "tanpi",
+    "trigamma",
 ]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -84,6 +94,12 @@ UNARY: dict[str, Callable[[Any, Any], Any] | None] = {
     "sin": lambda x, ans: cos(x),
     "cos": lambda x, ans: -sin(x),
     "tan": lambda x, ans: 1.0 + square(ans),
+    "arcsin": lambda x, ans: rsqrt((1.0 - x) * (1.0 + x)),
+    "arccos": lambda x, ans: -rsqrt((1.0 - x) * (1.0 + x)),
+    "arctan": lambda x, ans: reciprocal(1.0 + square(x)),
+    "arcsinh": lambda x, ans: rsqrt(1.0 + square(x)),
+    "arccosh": lambda x, ans: rsqrt((x - 1.0) * (x + 1.0)),
+    "arctanh": lambda x, ans: reciprocal((1.0 - x) * (1.0 + x)),
     "erf": lambda x, ans: _TWO_OVER_SQRT_PI * exp(-square(x)),
     "erfc": lambda x, ans: -_TWO_OVER_SQRT_PI * exp(-square(x)),
     "lgamma": lambda x, ans: digamma(x),
@@ -151,6 +167,12 @@ erf = _float_unary("erf")
 erfc = _float_unary("erfc")
 lgamma = _float_unary("lgamma")
 digamma = _float_unary("digamma")
+arcsin = _float_unary("arcsin")
+arccos = _float_unary("arccos")
+arctan = _float_unary("arctan")
+arcsinh = _float_unary("arcsinh")
+arccosh = _float_unary("arccosh")
+arctanh = _float_unary("arctanh")
 negative = _same_dtype_unary("neg")
 abs = _same_dtype_unary("abs")
 sign = _same_dtype_unary("sign")
@@ -185,6 +207,51 @@ def polygamma(n: int, x: Any) -> Tensor:
     if x.dtype.kind != "f":
         x = cast(x, floating(x.dtype))
     return bind(_polygamma, (x,), {"n": n})
+
+
+def trigamma(x: Any) -> Tensor:
+    """The derivative of digamma, ``polygamma(1, x)``."""
+    return polygamma(1, x)
+
+
+# -- sinpi, cospi, tanpi --------------------------------------------------------------------------
+# Exact at integers and half-integers: x = n / 2 + f with n = round(2x) and |f| <= 1/4 (2x - n and
+# the halving are exact in floating point), then sin(pi x) is sin(pi f), cos(pi f), -sin(pi f),
+# -cos(pi f) for n mod 4 = 0, 1, 2, 3, and f = 0 exactly at every multiple of 1/2. n is a constant
+# of differentiation, so derivatives flow through f alone. Composites of existing ops: every
+# backend and both compiled dialects run them as they are.
+def _pi_parts(x: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(sin(pi f), cos(pi f), odd, sgn): ``odd`` is n mod 2, ``sgn`` is +1 for n mod 4 in {0, 1}."""
+    if not isinstance(x, Tensor):
+        x = as_tensor(x, "x")
+    if x.dtype.kind != "f":
+        x = cast(x, floating(x.dtype))
+    n = stop_gradient(round(x * 2.0))
+    f = x - n * 0.5
+    q = n - floor(n * 0.25) * 4.0  # n mod 4 in {0, 1, 2, 3}
+    odd = q - floor(q * 0.5) * 2.0
+    sgn = 1.0 - floor(q * 0.5) * 2.0
+    pf = f * math.pi
+    return sin(pf), cos(pf), odd, sgn
+
+
+def sinpi(x: Any) -> Tensor:
+    """``sin(pi * x)``, exactly 0 at integers and +-1 at half-integers."""
+    s, c, odd, sgn = _pi_parts(x)
+    return sgn * ((1.0 - odd) * s + odd * c)
+
+
+def cospi(x: Any) -> Tensor:
+    """``cos(pi * x)``, exactly 0 at half-integers and +-1 at integers."""
+    s, c, odd, sgn = _pi_parts(x)
+    return sgn * ((1.0 - odd) * c - odd * s)
+
+
+def tanpi(x: Any) -> Tensor:
+    """``tan(pi * x)``: exactly 0 at integers, NaN at half-integers (the pole, as R's tanpi)."""
+    s, c, odd, _ = _pi_parts(x)
+    t = ((1.0 - odd) * s + odd * c) / ((1.0 - odd) * c - odd * s)
+    return t + (t - t)  # t - t is 0 where t is finite and NaN at the pole's +-inf
 
 
 # -- cast and stop_gradient ---------------------------------------------------------------------

@@ -398,3 +398,10 @@ def test_digamma_in_a_model_lowers_with_trigamma_in_its_gradient() -> None:
     states = [np.array([0.4]), np.array([-0.3])]
     for got, want in zip(run_js(lj, states)[1], run_c(rec, states)[1]):
         assert_close(got, want, "float64", n=16, op="digamma")
+
+
+def test_inverse_trig_and_pi_functions_match_numpy_and_finite_differences() -> None:
+    from .test_lowering import _trig_model
+
+    lj = _check_model(_trig_model())
+    assert "const asin = Math.asin" in lj.source and "atanh(" in lj.source

@@ -68,6 +68,18 @@ UNARY = [
     ("sin", tb.sin, np.sin, r(4)),
     ("cos", tb.cos, np.cos, r(4)),
     ("tan", tb.tan, np.tan, r(4, lo=-1, hi=1)),
+    ("arcsin", tb.arcsin, np.arcsin, r(4, lo=-0.9, hi=0.9)),
+    ("arccos", tb.arccos, np.arccos, r(4, lo=-0.9, hi=0.9)),
+    ("arctan", tb.arctan, np.arctan, r(4)),
+    ("arcsinh", tb.arcsinh, np.arcsinh, r(4)),
+    ("arccosh", tb.arccosh, np.arccosh, r(4, lo=1.2, hi=3.0)),
+    ("arctanh", tb.arctanh, np.arctanh, r(4, lo=-0.9, hi=0.9)),
+    # off the multiples of 1/2 (there the reduction's n jumps; values exact there: test_pi_ops)
+    ("sinpi", tb.sinpi, lambda x: np.sin(np.pi * x), r(5) + 0.01),
+    ("cospi", tb.cospi, lambda x: np.cos(np.pi * x), r(5) + 0.01),
+    # near 0, where np.tan(np.pi * x) (the reference) is accurate
+    ("tanpi", tb.tanpi, lambda x: np.tan(np.pi * x), r(4, lo=-0.4, hi=0.4)),
+    ("trigamma", tb.trigamma, lambda x: sps.polygamma(1, x), pos(3)),
     ("erf", tb.erf, sps.erf, r(5)),
     ("erfc", tb.erfc, sps.erfc, r(5)),
     ("lgamma", tb.lgamma, sps.gammaln, pos(4)),
@@ -242,3 +254,37 @@ def test_float32_matches_float64(case: Case, backend: str) -> None:
     # the float64 reference is exact to float32 precision, so one side's error bound would do;
     # the policy's two-sided bound is kept for one rule everywhere
     assert_close(out.numpy(), case.ref(*case.args), tb.float32, **_error_model(case))
+
+
+def test_pi_functions_are_exact_at_multiples_of_one_half(backend: str) -> None:
+    """sinpi, cospi, tanpi (R's) are exact where sin(pi * x) is not: 0 and +-1 at integers and
+    half-integers, however large; tanpi is NaN at its poles, as R's; NaN and inf give NaN."""
+    halves = np.array([-3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0,
+                       1e6 + 0.5, 2.0**40 + 1.0])
+    for dt in ("float64", "float32"):  # 2**40 + 1 is 2**40 in float32
+        k = np.round(2 * halves.astype(dt).astype(np.float64)).astype(np.int64) % 4
+        sin_want = np.array([0.0, 1.0, 0.0, -1.0])[k]  # sin(pi k / 2) for k mod 4
+        cos_want = np.array([1.0, 0.0, -1.0, 0.0])[k]
+        x = tb.tensor(halves.astype(dt), backend=backend)
+        np.testing.assert_array_equal(tb.sinpi(x).numpy(), sin_want.astype(dt))
+        np.testing.assert_array_equal(tb.cospi(x).numpy(), cos_want.astype(dt))
+        t = tb.tanpi(x).numpy()
+        assert np.all(np.isnan(t[k % 2 == 1])) and np.all(t[k % 2 == 0] == 0.0)
+    bad = tb.tensor([np.nan, np.inf, -np.inf], dtype="float64", backend=backend)
+    for f in (tb.sinpi, tb.cospi, tb.tanpi):
+        assert np.all(np.isnan(f(bad).numpy()))
+    quarter = tb.tensor([0.25, -0.75, 1.3], dtype="float64", backend=backend)
+    assert_close(tb.tanpi(quarter).numpy(), np.tan(np.pi * np.array([0.25, -0.75, 1.3])),
+                 tb.float64, n=4)
+
+
+def test_inverse_trig_edges_match_numpy(backend: str) -> None:
+    """The domain edges: acosh(1) = 0, atanh(+-1) = +-inf, NaN outside the domain, as NumPy."""
+    x = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, np.inf, -np.inf, np.nan])
+    t = tb.tensor(x, backend=backend)
+    with np.errstate(all="ignore"):
+        for f, ref in ((tb.arcsin, np.arcsin), (tb.arccos, np.arccos), (tb.arctan, np.arctan),
+                       (tb.arcsinh, np.arcsinh), (tb.arccosh, np.arccosh),
+                       (tb.arctanh, np.arctanh)):
+            assert_close(f(t).numpy(), ref(x), tb.float64, n=4)
+    assert tb.arccosh(tb.tensor([1.0], dtype="float64", backend=backend)).numpy()[0] == 0.0

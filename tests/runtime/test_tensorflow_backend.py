@@ -94,7 +94,7 @@ def _cases() -> list[K]:
     cs: list[K] = []
     float_unary = ("neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal tanh sigmoid "
                    "softplus sin cos tan erf erfc lgamma digamma floor ceil round isnan "
-                   "isfinite").split()
+                   "isfinite arcsin arccos arctan arcsinh arccosh arctanh").split()
     rounding = np.array([-2.5, -1.5, -0.5, -0.0, 0.5, 1.5, 2.5, 3.5, 0.49999997, -7.6])
     for dt in ("float32", "float64"):
         for name in float_unary:
