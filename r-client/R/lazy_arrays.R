@@ -267,6 +267,7 @@ Math.tb_lazy_array <- function(x, ...) {
   if (g == "round" && length(extra) && !identical(extra[[1L]], 0)) {
     stop("round() of a lazy array supports digits = 0 only", call. = FALSE)
   }
+  if (g %in% c("cumsum", "cumprod")) return(array_call("cumulate", x, g)) # column-major
   fn <- math_map[g]
   if (is.na(fn)) stop(sprintf("%s() is not available for lazy arrays", g), call. = FALSE)
   lazy_op(fn[[1L]], x)

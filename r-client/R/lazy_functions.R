@@ -63,12 +63,15 @@ c.tb_lazy_array <- function(...) ppl_bind(list(...), -1L, "c")
 
 #' Row and column sums and means
 #'
-#' greta's versions: for a lazy array (two dimensions) `rowSums(x)` and `rowMeans(x)` are
-#' columns with one entry per row, `colSums(x)` and `colMeans(x)` columns with one entry per
-#' column; anything else goes to base R's function.
+#' greta's versions: for a lazy array `rowSums(x)` and `rowMeans(x)` are columns with one
+#' entry per row, `colSums(x)` and `colMeans(x)` columns with one entry per column; with
+#' `dims = k` (arrays of more than two dimensions) the sums or means over the dimensions after
+#' the first `k` (rows) or over the first `k` (columns), keeping the others' dimensions as base
+#' R does (one left: a column). Anything else goes to base R's function.
 #'
 #' @param x A lazy array, or what base R's functions take.
-#' @param na.rm,dims As in base R (lazy arrays have no `NA`; `dims` must be 1 for them).
+#' @param na.rm,dims As in base R (lazy arrays have no `NA`; `dims` says which dimensions are
+#'   rows, as in base R, for lazy arrays of two or more dimensions).
 #' @return A lazy array (or what base R returns).
 #' @export
 rowSums <- function(x, na.rm = FALSE, dims = 1L) UseMethod("rowSums")
@@ -97,14 +100,16 @@ rowMeans.default <- function(x, na.rm = FALSE, dims = 1L) base::rowMeans(x, na.r
 #' @export
 colMeans.default <- function(x, na.rm = FALSE, dims = 1L) base::colMeans(x, na.rm, dims)
 
+# axis 1: rows (reduce the dimensions after the first `dims`), 0: columns (the first `dims`)
 ppl_margin <- function(x, op, axis, dims, fn) {
-  if (!identical(as.integer(dims), 1L) || length(dim(x)) != 2L) {
-    stop(sprintf("%s: takes a lazy array with two dimensions and dims = 1, not dim = c(%s)",
-                 fn, paste(dim(x), collapse = ", ")), call. = FALSE)
+  n <- length(dim(x))
+  if (!is.numeric(dims) || length(dims) != 1L || dims != round(dims) || dims < 1 ||
+      dims > n - 1L) {
+    stop(sprintf("%s: dims must be a whole number from 1 to %d for a lazy array of dim = c(%s)",
+                 fn, n - 1L, paste(dim(x), collapse = ", ")), call. = FALSE)
   }
-  out <- lazy_op(op, x, axis = axis, keepdims = TRUE)
-  if (axis == 0L) out <- lazy_op("reshape", out, list(-1L, 1L))
-  out
+  axes <- if (axis == 1L) seq.int(dims, n - 1L) else seq_len(dims) - 1L
+  array_call("margin_reduce", x, op, array(as.integer(axes)))
 }
 
 #' @export
