@@ -64,7 +64,7 @@ from .lifetime import dispose, keep, tidy
 from .ode import OdeSolveError, ode_solve
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
-from .ppl import Draws, hmc, mcmc, nuts, opt  # bookkeeping in NumPy, or pure Python without it
+from .ppl import Draws, extra_samples, hmc, mcmc, nuts, opt, rwmh  # NumPy, or pure Python
 from .ppl.distributions import (
     bernoulli,
     beta,
@@ -106,7 +106,7 @@ from .random import Generator
 from .scan import scan
 from .tensor import Tensor
 
-_ppl_all = ["Draws", "hmc", "mcmc", "nuts", "opt"]
+_ppl_all = ["Draws", "extra_samples", "hmc", "mcmc", "nuts", "opt", "rwmh"]
 
 __all__ = [
     "KERNEL_NAMES",

@@ -43,9 +43,26 @@ from .distributions import (
     wishart,
 )
 from .draws import Draws
+from .extra import extra_samples
+from .optimisers import (
+    Optimiser,
+    adadelta,
+    adagrad,
+    adam,
+    adamax,
+    bfgs,
+    gradient_descent,
+    l_bfgs_b,
+    momentum,
+    nadam,
+    nelder_mead,
+    rms_prop,
+)
 from .optimize import OptResult, opt
-from .sampler import hmc, mcmc, nuts
+from .sampler import hmc, mcmc, nuts, rwmh, slice
 
-__all__ = ["Draws", "OptResult", "distributions", "ess_bulk", "ess_tail", "hmc", "mcmc", "nuts",
-           "opt", "rhat", *distributions.DISTRIBUTIONS, *distributions.COMBINATORS,
+__all__ = ["Draws", "OptResult", "Optimiser", "adadelta", "adagrad", "adam", "adamax", "bfgs",
+           "distributions", "ess_bulk", "ess_tail", "extra_samples", "gradient_descent", "hmc",
+           "l_bfgs_b", "mcmc", "momentum", "nadam", "nelder_mead", "nuts", "opt", "rhat",
+           "rms_prop", "rwmh", "slice", *distributions.DISTRIBUTIONS, *distributions.COMBINATORS,
            *distributions.LINKS]

@@ -27,8 +27,10 @@ from .draws import Draws
 from .hamiltonian import PhasePoint, guard_target
 from .hmc import hmc_transition
 from .nuts import nuts_transition
+from .random_walk import rwmh_accept_target, rwmh_transition, slice_transition
 
-__all__ = ["STATS", "Progress", "SamplerConfig", "hmc", "nuts", "run_chains", "stop_requested"]
+__all__ = ["STATS", "Progress", "SamplerConfig", "hmc", "nuts", "run_chains", "rwmh", "slice",
+           "stop_requested"]
 
 
 @dataclass
@@ -41,24 +43,90 @@ class SamplerConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def nuts(max_depth: int = 10, target_accept: float = 0.8,
-         step_size: float | None = None) -> SamplerConfig:
-    """The No-U-Turn sampler (multinomial, as in Stan), adapting step size and diagonal metric."""
+def nuts(max_depth: int = 10, target_accept: float = 0.8, step_size: float | None = None,
+         max_treedepth: int | None = None, epsilon: float | None = None,
+         diag_sd: Any = None) -> SamplerConfig:
+    """The No-U-Turn sampler (multinomial, as in Stan), adapting step size and diagonal metric.
+
+    greta's names alongside: ``max_treedepth`` is ``max_depth``; ``epsilon`` the initial step
+    size (still adapted in warmup, where ``step_size`` fixes it); ``diag_sd`` the initial
+    standard deviations of the diagonal metric (a number or one per free parameter; warmup
+    adapts from there)."""
+    if max_treedepth is not None:
+        if max_depth != 10 and max_depth != max_treedepth:
+            raise ValueError(f"max_treedepth: {max_treedepth} contradicts max_depth={max_depth}"
+                             " (the same option: give one)")
+        max_depth = max_treedepth
     if not 1 <= max_depth <= 30:
         raise ValueError(f"max_depth: expected 1..30, got {max_depth}")
     if not 0 < target_accept < 1:
         raise ValueError(f"target_accept: expected a probability in (0, 1), got {target_accept}")
     return SamplerConfig("nuts", max_depth=max_depth, target_accept=target_accept,
-                         step_size=step_size)
+                         step_size=step_size, extra=_greta_start(epsilon, diag_sd))
 
 
-def hmc(n_leapfrog: int = 10, target_accept: float = 0.8,
-        step_size: float | None = None) -> SamplerConfig:
-    """Static HMC with ``n_leapfrog`` (jittered) steps per iteration."""
+def hmc(n_leapfrog: int = 10, target_accept: float = 0.8, step_size: float | None = None,
+        Lmin: int | None = None, Lmax: int | None = None, epsilon: float | None = None,
+        diag_sd: Any = None) -> SamplerConfig:
+    """Static HMC with ``n_leapfrog`` (jittered) steps per iteration.
+
+    greta's names alongside: ``Lmin``/``Lmax`` draw each iteration's leapfrog count uniformly
+    from ``Lmin..Lmax``, per chain (in place of ``n_leapfrog``; the NumPy sampler runs it);
+    ``epsilon`` and ``diag_sd`` as for :func:`nuts`."""
     if n_leapfrog < 1:
         raise ValueError(f"n_leapfrog: expected >= 1, got {n_leapfrog}")
+    extra = _greta_start(epsilon, diag_sd)
+    if Lmin is not None or Lmax is not None:
+        lo = Lmin if Lmin is not None else 1
+        hi = Lmax if Lmax is not None else max(lo, n_leapfrog)
+        for name, v in (("Lmin", lo), ("Lmax", hi)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {v!r}")
+        if lo > hi:
+            raise ValueError(f"Lmin: expected Lmin <= Lmax, got {lo} > {hi}")
+        extra["leapfrog_range"] = (lo, hi)
+        n_leapfrog = hi
     return SamplerConfig("hmc", n_leapfrog=n_leapfrog, target_accept=target_accept,
-                         step_size=step_size)
+                         step_size=step_size, extra=extra)
+
+
+def rwmh(proposal: str = "normal", epsilon: float = 0.1, diag_sd: Any = 1.0) -> SamplerConfig:
+    """Random-walk Metropolis-Hastings (greta's ``rwmh``): a ``"normal"`` or ``"uniform"``
+    proposal of scale ``epsilon * diag_sd``, both adapted in warmup (the scale toward an
+    acceptance rate of 0.234, 0.44 in one dimension; the metric toward the posterior sds)."""
+    if proposal not in ("normal", "uniform"):
+        raise ValueError(f"proposal: expected 'normal' or 'uniform', got {proposal!r}")
+    extra = _greta_start(epsilon, diag_sd)
+    extra["proposal"] = proposal
+    return SamplerConfig("rwmh", target_accept=0.234, extra=extra)
+
+
+def slice(max_doublings: int = 5) -> SamplerConfig:
+    """Univariate slice sampling with doubling (Neal 2003), one coordinate after another
+    (greta's ``slice``): the interval doubles at most ``max_doublings`` times; its initial
+    width follows the metric adapted in warmup."""
+    if isinstance(max_doublings, bool) or not isinstance(max_doublings, int) \
+            or not 1 <= max_doublings <= 30:
+        raise ValueError(f"max_doublings: expected an integer in 1..30, got {max_doublings!r}")
+    return SamplerConfig("slice", extra={"max_doublings": max_doublings})
+
+
+def _greta_start(epsilon: float | None, diag_sd: Any) -> dict[str, Any]:
+    """greta's initial step size and metric sds, checked (the sds' length against the model's
+    free parameters when the run starts)."""
+    extra: dict[str, Any] = {}
+    if epsilon is not None:
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) \
+                or not 0 < epsilon < float("inf"):
+            raise ValueError(f"epsilon: expected a positive number, got {epsilon!r}")
+        extra["epsilon"] = float(epsilon)
+    if diag_sd is not None:
+        sd = [diag_sd] if isinstance(diag_sd, (int, float)) else list(diag_sd)
+        if not sd or not all(not isinstance(v, bool) and isinstance(v, (int, float))
+                             and 0 < v < float("inf") for v in sd):
+            raise ValueError(f"diag_sd: expected positive numbers, got {diag_sd!r}")
+        extra["diag_sd"] = [float(v) for v in sd]
+    return extra
 
 class Progress:
     """One run's progress: an ``McmcProgress`` event per ``update`` (see
@@ -141,7 +209,11 @@ def stop_requested(should_stop: Callable[[], bool] | None) -> bool:
 def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerConfig | None,
          initial_values: Any, seed: int | None, thin: int, progress: bool | None,
          callback: Callable[[dict], Any] | None, callback_every: int,
-         should_stop: Callable[[], bool] | None, chain_ids: list[int] | None = None) -> Draws:
+         should_stop: Callable[[], bool] | None, chain_ids: list[int] | None = None,
+         resume: dict[str, Any] | None = None) -> Draws:
+    """``resume`` (``extra_samples``): ``q`` (the chains' last states), ``step_size``,
+    ``inv_metric``, ``iteration`` (iterations run so far: the streams go on from there) and
+    ``warmup`` (the first run's); no warmup then, nothing adapted."""
     cfg = sampler or nuts()
     for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
                         ("thin", thin, 1)):
@@ -155,41 +227,58 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
     # a numerical failure (a Cholesky factor of a matrix that is not positive definite...) at a
     # proposal is a divergence, in the step-size search, warmup and sampling: never an abort
     target = guard_target(target)
-    q0 = _initial_free(model, chains, initial_values, rng, target)
+    hamiltonian_kind = cfg.kind in ("nuts", "hmc")
+    if resume is not None:
+        q0 = xp.asarray(resume["q"], dtype=xp.float64)
+    else:
+        q0 = _initial_free(model, chains, initial_values, rng, target)
     logp, grad = target(q0)
     z = PhasePoint(q0, xp.zeros_like(q0), logp, grad)
-    inv_metric = xp.ones((chains, n))
-    step = xp.full(chains, cfg.step_size or 1.0)
-    adapt_step = cfg.step_size is None
-    if adapt_step:
+    inv_metric = _initial_metric(cfg, chains, n)
+    step = xp.full(chains, cfg.step_size or cfg.extra.get("epsilon")
+                   or (2.0 if cfg.kind == "slice" else 1.0))
+    adapt_step = cfg.step_size is None and cfg.kind != "slice"
+    if resume is not None:
+        step = xp.asarray(resume["step_size"], dtype=xp.float64)
+        inv_metric = xp.asarray(resume["inv_metric"], dtype=xp.float64)
+        adapt_step = False
+    elif adapt_step and hamiltonian_kind and "epsilon" not in cfg.extra:
         restart(rng, 0, PURPOSE_STEP_SEARCH)
         step = find_reasonable_step(z, step, inv_metric, target, rng)
-    dual = DualAveraging(step, cfg.target_accept)
+    accept_target = rwmh_accept_target(n) if cfg.kind == "rwmh" else cfg.target_accept
+    dual = DualAveraging(step, accept_target)
     schedule = WindowSchedule(warmup)
     welford = Welford((chains, n))
 
     def transition(z: PhasePoint, eps: xp.ndarray) -> tuple[PhasePoint, Any]:
         if cfg.kind == "nuts":
             return nuts_transition(z, eps, inv_metric, target, rng, cfg.max_depth)
-        return hmc_transition(z, eps, inv_metric, target, rng, cfg.n_leapfrog)
+        if cfg.kind == "rwmh":
+            return rwmh_transition(z, eps, inv_metric, target, rng, cfg.extra["proposal"])
+        if cfg.kind == "slice":
+            return slice_transition(z, eps, inv_metric, target, rng, cfg.extra["max_doublings"])
+        return hmc_transition(z, eps, inv_metric, target, rng, cfg.n_leapfrog,
+                              leapfrog_range=cfg.extra.get("leapfrog_range"))
 
-    total = warmup + n_samples * thin
-    bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
-                    callback_every)
+    first = 0 if resume is None else int(resume["iteration"])
+    warmup_end = warmup if resume is None else int(resume["warmup"])  # draws kept from here
+    total = first + warmup + n_samples * thin
+    bar = Progress(total - first, sys.stderr.isatty() if progress is None else progress,
+                   callback, callback_every)
     kept_q: list[xp.ndarray] = []
     kept_stats: dict[str, list[xp.ndarray]] = {k: [] for k in STATS}
     warmup_divergences = 0
     sampled_divergences = 0
     interrupted = False
-    i = -1
+    i = first - 1
     try:
-        for i in range(total):
+        for i in range(first, total):
             if stop_requested(should_stop):
                 interrupted = True
                 break
             restart(rng, i)  # each chain's numbers depend on (seed, chain, i) only
             z, st = transition(z, step)
-            if i < warmup:
+            if i < warmup_end:
                 warmup_divergences += int(st.divergent.sum())
                 if adapt_step:
                     step = dual.update(st.accept_stat)
@@ -198,19 +287,19 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
                 if schedule.window_ends(i):
                     inv_metric = _reg_var(welford)
                     welford = Welford((chains, n))
-                    if adapt_step:
+                    if adapt_step and hamiltonian_kind:
                         restart(rng, i + 1, PURPOSE_STEP_SEARCH)
                         step = find_reasonable_step(z, step, inv_metric, target, rng)
                         dual.restart(step)
                 if i == warmup - 1 and adapt_step:
                     step = dual.final()
-            elif (i - warmup) % thin == 0:
+            elif (i - warmup_end) % thin == 0:
                 kept_q.append(z.q.copy())
                 for k in STATS[:-1]:  # the transition's; lp is the point's
                     kept_stats[k].append(getattr(st, k))
                 kept_stats["lp"].append(z.logp.copy())
                 sampled_divergences += int(st.divergent.sum())
-            bar.update(i, "warmup" if i < warmup else "sampling",
+            bar.update(i - first, "warmup" if i < warmup_end else "sampling",
                        warmup_divergences + sampled_divergences)
     except KeyboardInterrupt:
         interrupted = True
@@ -226,8 +315,23 @@ def run_chains(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sa
                           "divergences": warmup_divergences},
                   interrupted=interrupted)
     draws.node_names = dict(zip(model.variables, model.variable_names()))
+    # where the chains stopped, for extra_samples (the last state, also when thinned out)
+    draws.resume_state = {"q": z.q.copy(), "iteration": i + 1 if not interrupted else i,
+                          "warmup": warmup_end}
     _trace_derived(model, draws)
     return draws
+
+
+def _initial_metric(cfg: SamplerConfig, chains: int, n: int) -> xp.ndarray:
+    """The diagonal inverse metric warmup starts from: ones, or greta's ``diag_sd`` squared."""
+    sd = cfg.extra.get("diag_sd")
+    if sd is None:
+        return xp.ones((chains, n))
+    if len(sd) not in (1, n):
+        raise ValueError(f"diag_sd: expected 1 or {n} values (the model's free parameters), "
+                         f"got {len(sd)}")
+    row = [v * v for v in sd] * (n if len(sd) == 1 else 1)
+    return xp.asarray([row] * chains, dtype=xp.float64)
 
 
 def _trace_derived(model: Any, draws: Draws) -> None:

@@ -79,6 +79,11 @@ class Draws:
         # which sampler ran ("compiled" or "numpy", see mcmc's backend=) and its compile time
         self.backend = "numpy"
         self.compile_seconds = 0.0
+        # set by mcmc for extra_samples: the model, seed and sampler, and where the chains stopped
+        self.model: Any = None
+        self.seed: int | None = None
+        self.sampler: Any = None
+        self.resume_state: dict[str, Any] | None = None
 
     @property
     def chains(self) -> int:

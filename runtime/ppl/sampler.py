@@ -22,13 +22,13 @@ from ..compiled.lowering import LoweringError
 from ..errors import CompiledSamplingUnavailable
 from ..host_namespace import NUMPY_MISSING, xp
 from .chain_rng import fresh_seed
-from .chains import SamplerConfig, hmc, nuts, run_chains
+from .chains import SamplerConfig, hmc, nuts, run_chains, rwmh, slice
 from .compiled_chains import run_chains_compiled
 from .draws import Draws
 from .js_density import compile_js_density
 from .sampling_threads import sampling_tuning
 
-__all__ = ["BACKENDS", "hmc", "mcmc", "nuts"]
+__all__ = ["BACKENDS", "hmc", "mcmc", "nuts", "rwmh", "slice"]
 
 BACKENDS = ("auto", "compiled", "numpy")  # mcmc's backend= values
 # Draws.backend: "compiled" (C), "js" (JavaScript, Pyodide) or "numpy"
@@ -39,7 +39,7 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
          seed: int | None = None, thin: int = 1, progress: bool | None = None,
          callback: Callable[[dict], Any] | None = None, callback_every: int = 50,
          should_stop: Callable[[], bool] | None = None, n_cores: int | None = None,
-         backend: str = "auto") -> Draws:
+         backend: str = "auto", cluster: Any = None) -> Draws:
     """Draw from the posterior of ``model`` (from :func:`tensorbridge.model`).
 
     ``sampler``: :func:`nuts` (default) or :func:`hmc`. ``initial_values``: None (uniform(-2, 2)
@@ -65,6 +65,13 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
     lowered to one JavaScript function and NUTS/HMC in JavaScript (no warning when it falls
     back). ``Draws.backend`` says which ran (``"compiled"``, ``"js"`` or ``"numpy"``) and
     ``Draws.compile_seconds`` what compiling cost (0 when the model came from the disk cache).
+
+    ``cluster``: run the chains as tasks on a Dask distributed cluster: a ``distributed.Client``,
+    a scheduler address (``"tcp://host:8786"``) or an executor of ``runtime.ppl.executors``
+    (``DaskCluster(client, chains_per_task=...)``). Blocks of chains travel as data (the model's
+    graph and its data) and draw from their own streams, so the same seed gives the same draws
+    whatever the number of workers, and a task re-run after a worker died draws them again.
+    The sampler is chosen here (``backend``) and every worker runs that one.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got "
@@ -73,7 +80,62 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
         raise ValueError(f"n_cores: expected None or an integer >= 1, got {n_cores!r}")
     if seed is None:
         seed = fresh_seed()  # one seed for every worker: chains stay distinct streams of it
-    density = _compiled_density(model, backend)
+    if cluster is not None:
+        draws = _on_cluster(model, cluster, n_cores, backend, n_samples=n_samples,
+                            warmup=warmup, chains=chains, sampler=sampler,
+                            initial_values=initial_values, seed=seed, thin=thin,
+                            progress=progress, callback=callback,
+                            callback_every=callback_every, should_stop=should_stop)
+    else:
+        draws = _mcmc(model, n_samples, warmup, chains, sampler, initial_values, seed, thin,
+                      progress, callback, callback_every, should_stop, n_cores, backend)
+    # what extra_samples needs to go on from where the chains stopped
+    draws.model, draws.seed, draws.sampler = model, seed, sampler or nuts()
+    if getattr(draws, "resume_state", None) is None and draws.n_draws:
+        # the compiled samplers keep the kept draws only: go on from the last one
+        draws.resume_state = {"q": draws.free[:, -1, :].copy(),
+                              "iteration": warmup + n_samples * thin, "warmup": warmup}
+    return draws
+
+
+def _on_cluster(model: Any, cluster: Any, n_cores: int | None, backend: str,
+                **kw: Any) -> Draws:
+    """``mcmc(cluster=)``: the sampler chosen here, the chains on the cluster's workers."""
+    from .executors import as_executor, run_mcmc  # NumPy-only, as the worker processes
+
+    if n_cores is not None:
+        raise ValueError("n_cores, cluster: give one of them (n_cores is a local pool)")
+    numpy_only = _numpy_only(kw["sampler"])
+    if numpy_only is not None and backend == "compiled":
+        raise RuntimeError(f"backend='compiled': {numpy_only} runs on the NumPy sampler only")
+    density = None if numpy_only is not None else _compiled_density(model, backend)
+    draws = run_mcmc(model, as_executor(cluster),
+                     backend="numpy" if density is None else "compiled", **kw)
+    draws.backend = "numpy" if density is None else "compiled"
+    draws.compile_seconds = 0.0 if density is None else density.compile_seconds
+    return draws
+
+
+def _numpy_only(cfg: SamplerConfig | None) -> str | None:
+    """Why ``cfg`` runs on the NumPy sampler only (the compiled ones run NUTS and static HMC
+    from a unit metric), or None."""
+    if cfg is None:
+        return None
+    if cfg.kind in ("rwmh", "slice"):
+        return f"the {cfg.kind} sampler"
+    if cfg.extra:
+        return f"greta's {', '.join(sorted(k for k in cfg.extra))} options of {cfg.kind}"
+    return None
+
+
+def _mcmc(model: Any, n_samples: int, warmup: int, chains: int, sampler: SamplerConfig | None,
+          initial_values: Any, seed: int, thin: int, progress: bool | None,
+          callback: Callable[[dict], Any] | None, callback_every: int,
+          should_stop: Callable[[], bool] | None, n_cores: int | None, backend: str) -> Draws:
+    numpy_only = _numpy_only(sampler)
+    if numpy_only is not None and backend == "compiled":
+        raise RuntimeError(f"backend='compiled': {numpy_only} runs on the NumPy sampler only")
+    density = None if numpy_only is not None else _compiled_density(model, backend)
     if density is not None:
         draws = run_chains_compiled(model, density, n_samples, warmup, chains, sampler,
                                     initial_values, seed, thin, progress, callback,
@@ -82,12 +144,13 @@ def mcmc(model: Any, n_samples: int = 1000, warmup: int = 1000, chains: int = 4,
         draws.compile_seconds = density.compile_seconds
         return draws
     if n_cores is not None and n_cores != 1:
-        from .parallel import run_parallel  # NumPy-only (absent in Pyodide): worker processes
+        from .executors import LocalProcesses, run_mcmc  # NumPy-only (absent in Pyodide)
 
-        return run_parallel(model, n_cores, n_samples=n_samples, warmup=warmup, chains=chains,
-                            sampler=sampler, initial_values=initial_values, seed=seed,
-                            thin=thin, progress=progress, callback=callback,
-                            callback_every=callback_every, should_stop=should_stop)
+        return run_mcmc(model, LocalProcesses(n_cores), n_samples=n_samples, warmup=warmup,
+                        chains=chains, sampler=sampler, initial_values=initial_values,
+                        seed=seed, thin=thin, backend="numpy", progress=progress,
+                        callback=callback, callback_every=callback_every,
+                        should_stop=should_stop)
     with xp.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"), \
             sampling_tuning():
         # divergent trajectories overflow by design; they are counted, not warned about. The
