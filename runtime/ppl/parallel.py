@@ -1,4 +1,6 @@
-"""``mcmc(..., n_cores=k)``: chains split over worker processes, merged into one ``Draws``.
+"""What a worker needs to run a share of ``mcmc``'s chains, whoever started it (the local pool
+of ``mcmc(n_cores=k)`` or a Dask cluster, see ``executors``): the model as data, the task that
+samples a block of chains (:func:`run_task`) and the merge of the blocks into one ``Draws``.
 
 Each worker rebuilds the model from a pickle of its graph (the nodes around the model's targets:
 data, variables, operations, distributions), compiles it for its share of the chains and samples
@@ -11,11 +13,12 @@ in the worker's registry of primitives (``autodiff.core.PRIMITIVES``), a user's 
 by its name in the (importable) module that defines it.
 Tensors travel as host arrays with their dtype and backend name.
 
-Workers ignore SIGINT: Ctrl-C (delivered to the whole process group) and ``should_stop`` are
-handled by the parent, which sets a shared event; each worker then ends at its next iteration and
-sends the draws it has. Workers start through ``forkserver`` (with tensorbridge preloaded, so a
-worker costs a fork, not an import) where available, else ``spawn``; never a plain ``fork``
-of a process that may hold threads (TensorFlow, BLAS).
+The local pool's workers (:func:`pool_worker`) ignore SIGINT: Ctrl-C (delivered to the whole
+process group) and ``should_stop`` are handled by the parent, which sets a shared event; each
+worker then ends at its next iteration and sends the draws it has. Workers start through
+``forkserver`` (with tensorbridge preloaded, so a worker costs a fork, not an import) where
+available, else ``spawn``; never a plain ``fork`` of a process that may hold threads
+(TensorFlow, BLAS).
 """
 
 from __future__ import annotations
@@ -25,9 +28,7 @@ import importlib
 import io
 import multiprocessing as mp
 import pickle
-import queue
 import sys
-import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -40,16 +41,14 @@ from ..backends import get_backend
 from ..errors import SamplingInterrupted
 from ..graph.model_compiler import Model
 from ..graph.nodes import _lazy, node_of
-from ..interrupts import safe_point
 from ..ops.creation import tensor
 from ..tensor import Tensor
-from .chains import Progress, run_chains
+from .chains import run_chains
 from .draws import Draws
 from .sampling_threads import sampling_tuning
 
-__all__ = ["dumps_model", "loads_model", "run_parallel", "split_chains"]
-
-_POLL_S = 0.05
+__all__ = ["dumps_model", "loads_model", "merge_parts", "pool_context", "pool_worker",
+           "rewarn", "run_task", "split_chains"]
 
 
 # ------------------------------------------------------------------------- model transport
@@ -113,8 +112,8 @@ def dumps_model(model: Any, initial_values: Any = None) -> bytes:
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as e:
         # RecursionError: a graph too deep for pickle (a long tb.scan unrolls into a chain)
         raise TypeError(
-            f"mcmc(n_cores=...): this model cannot be sent to worker processes ({e}); run it in "
-            f"one process with n_cores=None"
+            f"mcmc(n_cores=..., cluster=...): this model cannot be sent to worker processes "
+            f"({e}); run it in one process with n_cores=None, cluster=None"
         ) from None
     return buf.getvalue()
 
@@ -143,44 +142,75 @@ def split_chains(chains: int, n_cores: int) -> list[list[int]]:
     return groups
 
 
-def _worker(wid: int, blob: bytes, chain_ids: list[int], kwargs: dict[str, Any],
-            stop: Any, out: Any) -> None:
+# a task's result: (values, free, stats, warmup, interrupted) of its chains, and the warnings it
+# caught as (category, message) pairs for the parent to issue
+Part = tuple[dict, Any, dict, dict, bool]
+
+
+def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
+             report: Callable[[dict], Any] | None,
+             should_stop: Callable[[], bool] | None) -> tuple[Part, list[tuple[type, str]]]:
+    """Sample chains ``chain_ids`` of the run that ``settings`` describes (n_samples, warmup,
+    sampler, seed, thin, backend: "compiled" or "numpy", report_every) on the model in ``blob``.
+
+    The same function runs in every executor's workers (and in-process), so a block of chains
+    draws the same numbers wherever it runs. ``report(info)`` gets the progress dicts of
+    ``mcmc(callback=)``; ``should_stop()`` ends the block early with the draws so far.
+    """
+    model, inits = loads_model(blob)
+    if isinstance(inits, list):
+        inits = [inits[c] for c in chain_ids]
+    args = (settings["n_samples"], settings["warmup"], len(chain_ids), settings["sampler"], inits,
+            settings["seed"], settings["thin"], False, report, settings["report_every"],
+            should_stop)
+    # one BLAS thread per worker: the workers already fill the cores
+    with warnings.catch_warnings(record=True) as caught, sampling_tuning(), np.errstate(
+            over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        warnings.simplefilter("default")
+        if settings["backend"] == "compiled":
+            from .compiled_chains import run_chains_compiled
+            from .compiled_density import compile_density
+
+            try:
+                density = compile_density(model)  # the disk cache: compiled once per machine
+            except Exception as e:
+                raise RuntimeError(f"mcmc: this worker cannot run the compiled sampler, which "
+                                   f"the caller's process chose ({e}); pass backend='numpy'"
+                                   ) from e
+            d = run_chains_compiled(model, density, *args, chain_ids=chain_ids)
+        else:
+            d = run_chains(model, *args, chain_ids=chain_ids)
+    # the user sees the workers' warnings (staging falling back to eager...) in the parent;
+    # an interrupt is reported there once, for all workers
+    relay = [(w.category, str(w.message)) for w in caught
+             if not issubclass(w.category, SamplingInterrupted)]
+    return (d.values, d.free, d.stats, d.warmup, d.interrupted), relay
+
+
+def pool_worker(wid: int, blob: bytes, chain_ids: list[int], settings: dict[str, Any],
+                stop: Any, out: Any) -> None:
+    """A process of the local pool: :func:`run_task`, talking to the parent through a queue."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
-        model, inits = loads_model(blob)
-        if isinstance(inits, list):
-            inits = [inits[c] for c in chain_ids]
-        every = kwargs.pop("report_every")
-
         def report(info: dict) -> None:
             out.put(("progress", wid, info))
 
-        # one BLAS thread per worker: the workers already fill the cores
-        with warnings.catch_warnings(record=True) as caught, sampling_tuning(), np.errstate(
-                over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-            warnings.simplefilter("default")
-            d = run_chains(model, kwargs["n_samples"], kwargs["warmup"], len(chain_ids),
-                           kwargs["sampler"], inits, kwargs["seed"], kwargs["thin"], False, report,
-                           every, stop.is_set, chain_ids=chain_ids)
-        # the user sees the workers' warnings (staging falling back to eager...) in the parent;
-        # an interrupt is reported there once, for all workers
-        relay = [(w.category, str(w.message)) for w in caught
-                 if not issubclass(w.category, SamplingInterrupted)]
+        part, relay = run_task(blob, chain_ids, settings, report, stop.is_set)
         if relay:
             out.put(("warnings", wid, relay))
-        out.put(("done", wid, (d.values, d.free, d.stats, d.warmup, d.interrupted)))
+        out.put(("done", wid, part))
     except BaseException:
         out.put(("error", wid, traceback.format_exc()))
 
 
-def _rewarn(caught: list[tuple[type, str]], relayed: set[tuple[type, str]]) -> None:
+def rewarn(caught: list[tuple[type, str]], relayed: set[tuple[type, str]]) -> None:
     """Issue a worker's warnings in the parent, each once (workers repeat the same ones)."""
     for category, message in caught:
         if (category, message) not in relayed:
             relayed.add((category, message))
-            warnings.warn(message, category, stacklevel=4)
+            warnings.warn(message, category, stacklevel=5)
 
 
 @contextlib.contextmanager
@@ -207,117 +237,28 @@ def _main_module_hidden() -> Iterator[None]:
             setattr(main, k, v)
 
 
-def _context() -> Any:
+def pool_context() -> Any:
+    """The multiprocessing context of the local pool, and a context manager to start its
+    processes in (without the user's ``__main__``)."""
     methods = mp.get_all_start_methods()
     if "forkserver" in methods:
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["tensorbridge"])
-        return ctx
-    return mp.get_context("spawn")
+    else:
+        ctx = mp.get_context("spawn")
+    return ctx, _main_module_hidden()
 
 
-def run_parallel(model: Any, n_cores: int, *, n_samples: int, warmup: int, chains: int,
-                 sampler: Any, initial_values: Any, seed: int, thin: int,
-                 progress: bool | None, callback: Callable[[dict], Any] | None,
-                 callback_every: int, should_stop: Callable[[], bool] | None) -> Draws:
-    if isinstance(n_cores, bool) or not isinstance(n_cores, int) or n_cores < 1:
-        raise ValueError(f"n_cores: expected an integer >= 1, got {n_cores!r}")
-    for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0),
-                        ("chains", chains, 1), ("thin", thin, 1)):
-        if not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
-    if isinstance(initial_values, list) and len(initial_values) != chains:
-        raise ValueError(f"initial_values: got {len(initial_values)} sets for {chains} chains")
-    groups = split_chains(chains, n_cores)
-    blob = dumps_model(model, initial_values)
-    total = warmup + n_samples * thin
-    bar = Progress(total, sys.stderr.isatty() if progress is None else progress, callback,
-                    callback_every)
-    kwargs = {"n_samples": n_samples, "warmup": warmup, "sampler": sampler, "seed": seed,
-              "thin": thin, "report_every": callback_every if callback else 10}
-    with _main_module_hidden():
-        ctx = _context()
-        stop = ctx.Event()
-        out = ctx.Queue()
-        procs = [ctx.Process(target=_worker, args=(w, blob, g, dict(kwargs), stop, out),
-                             daemon=True) for w, g in enumerate(groups)]
-        for p in procs:
-            p.start()
-    results: dict[int, tuple] = {}
-    done_iter = [0] * len(groups)
-    divs = [0] * len(groups)
-    shown = 0
-    stopped = False
-    relayed: set[tuple[type, str]] = set()
-    try:
-        while len(results) < len(groups):
-            try:
-                kind, wid, payload = out.get(timeout=_POLL_S)
-            except queue.Empty:
-                kind = None
-            if kind == "progress":
-                done_iter[wid], divs[wid] = payload["iteration"], payload["divergences"]
-                while shown < min(done_iter):
-                    bar.update(shown, "warmup" if shown < warmup else "sampling", sum(divs))
-                    shown += 1
-            elif kind == "done":
-                results[wid] = payload
-            elif kind == "warnings":
-                _rewarn(payload, relayed)
-            elif kind == "error":
-                raise RuntimeError(f"mcmc: worker {wid} (chains {groups[wid]}) failed:\n"
-                                   f"{payload}")
-            elif any(not p.is_alive() and i not in results for i, p in enumerate(procs)):
-                time.sleep(_POLL_S)  # its last message may still be in the pipe
-                if out.empty():
-                    bad = [i for i, p in enumerate(procs) if not p.is_alive()
-                           and i not in results]
-                    raise RuntimeError(f"mcmc: worker(s) {bad} exited without results")
-            if not stopped:
-                try:
-                    if should_stop is not None and should_stop():
-                        stopped = True
-                    else:
-                        safe_point()
-                except BaseException:  # a host's interrupt: keep the draws
-                    stopped = True
-                if stopped:
-                    stop.set()
-    except KeyboardInterrupt:
-        stop.set()
-        stopped = True
-        while len(results) < len(groups):  # collect what the workers have
-            try:
-                kind, wid, payload = out.get(timeout=1.0)
-            except queue.Empty:
-                if not any(p.is_alive() for p in procs):
-                    raise RuntimeError("mcmc: workers exited without results") from None
-                continue
-            if kind == "done":
-                results[wid] = payload
-            elif kind == "warnings":
-                _rewarn(payload, relayed)
-            elif kind == "error":
-                raise RuntimeError(f"mcmc: worker {wid} failed:\n{payload}") from None
-    finally:
-        stop.set()
-        for p in procs:
-            p.join(timeout=10)
-            if p.is_alive():
-                p.terminate()
-    draws = _merge([results[w] for w in range(len(groups))], total, stopped)
-    draws.node_names = dict(zip(model.variables, model.variable_names()))
-    return draws
-
-
-def _merge(parts: list[tuple], total: int, stopped: bool) -> Draws:
-    n = min(p[1].shape[1] for p in parts)  # workers stopped at different iterations
+def merge_parts(parts: list[Part], total: int, stopped: bool) -> Draws:
+    """One ``Draws`` from the blocks' results, in chain order; an interrupted run keeps the
+    draws every block has (blocks stop at different iterations)."""
+    n = min(p[1].shape[1] for p in parts)
     values = {k: np.concatenate([p[0][k][:, :n] for p in parts]) for k in parts[0][0]}
     free = np.concatenate([p[1][:, :n] for p in parts])
     stats = {k: np.concatenate([p[2][k][:, :n] for p in parts]) for k in parts[0][2]}
     warm = [p[3] for p in parts]
     warmup = {"step_size": np.concatenate([np.atleast_1d(w["step_size"]) for w in warm]),
-              "inv_metric": np.concatenate([w["inv_metric"] for w in warm]),
+              "inv_metric": np.concatenate([np.asarray(w["inv_metric"]) for w in warm]),
               "divergences": sum(int(w["divergences"]) for w in warm)}
     for k in warm[0]:
         warmup.setdefault(k, [w[k] for w in warm])

@@ -1,0 +1,209 @@
+"""mcmc(cluster=...) on a real Dask cluster: a scheduler and workers started as separate
+processes (the ``dask scheduler`` and ``dask worker`` commands) on 127.0.0.1, ports chosen by the
+OS. The same seed gives bit-identical draws in-process, on one worker and on two; a worker
+killed mid-run (SIGKILL) has its task re-run on the other and the draws do not change;
+should_stop ends the running tasks and cancels the queued ones."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed", reason="Dask distributed is not installed (pip install 'tensorbridge[dask]')")
+
+import tensorbridge as tb  # noqa: E402
+from tensorbridge.runtime.compiled.build import compiler_available  # noqa: E402
+from tensorbridge.runtime.ppl.executors import DaskCluster, InProcess  # noqa: E402
+
+_START_S = 60  # a loaded 2-core machine: a worker imports distributed and NumPy in seconds
+_BIN = Path(sys.executable).parent
+
+
+class _Cluster:
+    """A scheduler and workers as child processes; ``close`` kills every one of them."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen] = []
+        self.workers: list[subprocess.Popen] = []
+        self.file = tmp / "scheduler.json"
+        self._start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(self.file)], "scheduler")
+        # the client waits (up to its timeout) for the scheduler to write its address
+        self.client = distributed.Client(scheduler_file=str(self.file), timeout=_START_S,
+                                         set_as_default=False)
+        self.address = self.client.scheduler.address
+
+    def _start(self, args: list[str], log: str) -> subprocess.Popen:
+        out = open(self.tmp / f"{log}.log", "wb")  # the child keeps its own descriptor
+        p = subprocess.Popen([str(_BIN / "dask"), *args], stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, env={**os.environ,
+                                                            "OMP_NUM_THREADS": "1"})
+        out.close()
+        self.procs.append(p)
+        return p
+
+    def live_workers(self) -> list[subprocess.Popen]:
+        return [p for p in self.workers if p.poll() is None]
+
+    def ensure_workers(self, n: int) -> None:
+        """Start workers until ``n`` are alive, and wait until the scheduler has them."""
+        while len(self.live_workers()) < n:
+            name = f"w{len(self.workers)}"
+            # no nanny: the worker is this process, so a SIGKILL loses it for good
+            self.workers.append(self._start(
+                ["worker", self.address, "--host", "127.0.0.1", "--nthreads", "1",
+                 "--no-nanny", "--no-dashboard", "--name", name], name))
+        self.client.wait_for_workers(n, timeout=_START_S)
+        assert len(self.client.scheduler_info(n_workers=-1)["workers"]) == n
+
+    def worker_pids(self) -> dict[str, int]:
+        return self.client.run(os.getpid)
+
+    def close(self) -> None:
+        try:
+            self.client.close(timeout=10)
+        finally:
+            for p in self.procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    c = _Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _eight_schools():
+    y = tb.as_data([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+    sigma = tb.as_data([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+    mu = tb.normal(0.0, 5.0)
+    tau = tb.cauchy(0.0, 5.0, truncation=(0.0, float("inf")))
+    eta = tb.normal(0.0, 1.0, dim=8)
+    tb.distribution(y, tb.normal(mu + tau * eta, sigma))
+    return tb.model(mu, tau, eta)
+
+
+def _same(a, b) -> None:
+    assert a.names == b.names and a.chains == b.chains and a.n_draws == b.n_draws
+    for k in a.names:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    for k in a.stats:
+        np.testing.assert_array_equal(a.stats[k], b.stats[k], err_msg=k)
+    np.testing.assert_array_equal(a.warmup["step_size"], b.warmup["step_size"])
+
+
+def _task_workers(ts) -> set[str]:
+    return {t["worker"] for t in ts.data if str(t["key"]).startswith("tensorbridge-mcmc-")}
+
+
+def test_same_draws_in_process_on_one_worker_and_on_two(cluster) -> None:
+    m = _eight_schools()
+    backends = ["numpy"] + (["compiled"] if compiler_available() is None else [])
+    kw = {"n_samples": 40, "warmup": 40, "chains": 8, "seed": 11, "progress": False}
+    here = {b: tb.mcmc(m, backend=b, **kw) for b in backends}  # one process, one batch
+    for b in backends:
+        assert here[b].backend == b
+        _same(here[b], tb.mcmc(m, cluster=InProcess(), backend=b, **kw))  # the same blocks
+
+    cluster.ensure_workers(1)
+    for b in backends:
+        # by address: the executor connects for the run and closes its client after it
+        with distributed.get_task_stream(cluster.client) as ts:
+            one = tb.mcmc(m, cluster=cluster.address, backend=b, **kw)
+        assert len(_task_workers(ts)) == 1
+        assert one.backend == b and not one.interrupted
+        _same(here[b], one)
+
+    cluster.ensure_workers(2)
+    for b in backends:
+        seen: list[int] = []
+        with distributed.get_task_stream(cluster.client) as ts:
+            two = tb.mcmc(m, cluster=cluster.client, backend=b, callback_every=20,
+                          callback=lambda i, seen=seen: seen.append(i["iteration"]), **kw)
+        assert len(_task_workers(ts)) == 2  # four tasks of two chains on two idle workers
+        _same(here[b], two)
+        # progress from the workers reached the callback, in order, up to the last iteration
+        assert seen == sorted(seen) and seen[-1] == 80
+
+
+def test_chains_per_task_does_not_need_the_workers(cluster) -> None:
+    # blocks of at least 3 chains, as even as possible: [0, 1, 2, 3], [4, 5, 6]
+    m = _eight_schools()
+    kw = {"n_samples": 40, "warmup": 40, "chains": 7, "seed": 5, "progress": False,
+          "backend": "numpy"}
+    cluster.ensure_workers(2)
+    assert InProcess(3).split(7) == [[0, 1, 2, 3], [4, 5, 6]]
+    _same(tb.mcmc(m, cluster=InProcess(3), **kw),
+          tb.mcmc(m, cluster=DaskCluster(cluster.client, chains_per_task=3), **kw))
+
+
+def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
+    m = _eight_schools()
+    cluster.ensure_workers(2)
+    seen = {"it": 0}
+
+    def cb(info: dict) -> None:
+        seen["it"] = info["iteration"]
+
+    # 4 tasks on 2 one-thread workers: two run, two wait; a run that would take hours
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        d = tb.mcmc(m, n_samples=1_000_000, warmup=20, chains=8, seed=0, progress=False,
+                    backend="numpy", cluster=cluster.client, callback=cb, callback_every=5,
+                    should_stop=lambda: seen["it"] >= 20)
+    assert d.interrupted and d.chains == 4 and 0 < d.n_draws < 1_000_000
+    assert all(v.shape[:2] == (4, d.n_draws) for v in d.values.values())
+    # nothing of the run is left on the cluster
+    assert not any(k.startswith("tensorbridge-mcmc-")
+                   for keys in cluster.client.processing().values() for k in map(str, keys))
+
+
+def test_bad_cluster_is_named() -> None:
+    m = _eight_schools()
+    with pytest.raises(TypeError, match=r"cluster: expected a distributed\.Client"):
+        tb.mcmc(m, n_samples=10, warmup=10, cluster=42, backend="numpy")
+    with pytest.raises(ValueError, match="n_cores, cluster"):
+        tb.mcmc(m, n_samples=10, warmup=10, cluster="tcp://127.0.0.1:1", n_cores=2)
+    with pytest.raises(ValueError, match="chains_per_task"):
+        InProcess(0)
+
+
+def test_killed_worker_task_reruns_with_the_same_draws(cluster) -> None:
+    m = _eight_schools()
+    kw = {"n_samples": 200, "warmup": 200, "chains": 4, "seed": 7, "progress": False,
+          "backend": "numpy"}
+    undisturbed = tb.mcmc(m, **kw)
+    cluster.ensure_workers(2)
+    pids = cluster.worker_pids()
+    killed: list[int] = []
+    seen: list[int] = []
+
+    def cb(info: dict) -> None:
+        seen.append(info["iteration"])
+        if killed or info["iteration"] < 20:
+            return
+        # both tasks are running (each reported 20 iterations on average): kill one worker
+        busy = [a for a, keys in cluster.client.processing().items()
+                if any(str(k).startswith("tensorbridge-mcmc-") for k in keys)]
+        assert busy, "no worker holds a task of the run"
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        killed.append(pids[busy[0]])
+
+    d = tb.mcmc(m, cluster=cluster.client, callback=cb, callback_every=10, **kw)
+    assert killed and seen[-1] == 400
+    victim = next(p for p in cluster.workers if p.pid == killed[0])
+    assert victim.wait(timeout=30) == -signal.SIGKILL
+    assert not d.interrupted
+    _same(undisturbed, d)
