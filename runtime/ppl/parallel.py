@@ -112,8 +112,8 @@ def dumps_model(model: Any, initial_values: Any = None) -> bytes:
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as e:
         # RecursionError: a graph too deep for pickle (a long tb.scan unrolls into a chain)
         raise TypeError(
-            f"mcmc(n_cores=..., cluster=...): this model cannot be sent to worker processes "
-            f"({e}); run it in one process with n_cores=None, cluster=None"
+            f"mcmc(cluster=..., n_cores=...): this model cannot be sent to worker processes "
+            f"({e}); run it in one process with n_cores=None and cluster=None"
         ) from None
     return buf.getvalue()
 
