@@ -570,7 +570,8 @@ export interface TensorBridge {
   erf: Op; erfc: Op; lgamma: Op; digamma: Op; polygamma: Op; sign: Op; floor: Op; ceil: Op;
   round: Op; isnan: Op; isfinite: Op; relu: Op; elu: Op; gelu: Op; selu: Op; softmax: Op;
   log_softmax: Op; sum: Op; mean: Op; prod: Op; max: Op; min: Op; logsumexp: Op; argmax: Op;
-  argmin: Op; cumsum: Op; reshape: Op; transpose: Op; expand_dims: Op; squeeze: Op;
+  argmin: Op; cumsum: Op; cumprod: Op; outer: Op; kron: Op; repeat: Op; tile: Op;
+  reshape: Op; transpose: Op; expand_dims: Op; squeeze: Op;
   concat: Op; stack: Op; broadcast_to: Op; swapaxes: Op; flatten: Op; getitem: Op; take: Op;
   index_update: Op; index_add: Op; one_hot: Op; cholesky: Op; triangular_solve: Op; tril: Op;
   triu: Op; cast: Op; stop_gradient: Op; zeros: Op; ones: Op; full: Op; eye: Op; arange: Op;

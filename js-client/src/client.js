@@ -27,7 +27,8 @@ const BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "mi
   "floor_divide", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
   "logical_and", "logical_or", "matmul"];
 const OTHER = ["where", "clip", "sum", "mean", "prod", "max", "min", "logsumexp", "argmax",
-  "argmin", "cumsum", "reshape", "transpose", "expand_dims", "squeeze", "concat", "stack",
+  "argmin", "cumsum", "cumprod", "outer", "kron", "repeat", "tile", "reshape", "transpose",
+  "expand_dims", "squeeze", "concat", "stack",
   "broadcast_to", "swapaxes", "getitem", "take", "index_update", "index_add", "one_hot",
   "triangular_solve", "tril", "triu", "cast", "zeros", "ones", "full", "eye", "arange",
   "linspace", "zeros_like", "ones_like", "full_like", "polygamma"];
