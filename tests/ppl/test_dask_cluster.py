@@ -170,6 +170,24 @@ def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
                    for keys in cluster.client.processing().values() for k in map(str, keys))
 
 
+def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster) -> None:
+    m = _eight_schools()
+    cluster.ensure_workers(2)
+    sent: list[int] = []
+
+    def cb(info: dict) -> None:
+        if not sent and info["iteration"] >= 20:
+            sent.append(info["iteration"])
+            os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, delivered to this process
+
+    with pytest.warns(RuntimeWarning, match="interrupted"):
+        d = tb.mcmc(m, n_samples=1_000_000, warmup=20, chains=8, seed=0, progress=False,
+                    backend="numpy", cluster=cluster.client, callback=cb, callback_every=5)
+    assert sent and d.interrupted and d.chains == 4 and 0 < d.n_draws < 1_000_000
+    assert not any(k.startswith("tensorbridge-mcmc-")
+                   for keys in cluster.client.processing().values() for k in map(str, keys))
+
+
 def test_bad_cluster_is_named() -> None:
     m = _eight_schools()
     with pytest.raises(TypeError, match=r"cluster: expected a distributed\.Client"):
