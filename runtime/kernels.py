@@ -68,6 +68,9 @@ KERNEL_NAMES: dict[str, str] = {
     "batch dims broadcast",
     "cholesky": "(a) -> lower factor",
     "triangular_solve": "(a, b, *, lower: bool, transpose_a: bool) -> solve(op(a), b)",
+    "solve": "(a, b) -> a^-1 b for square a [..., n, n] and b [..., n, k] (same batch)",
+    "eigh": "(a) -> [..., n + 1, n]: row 0 the eigenvalues of the symmetric a (its lower "
+    "triangle read) in ascending order, rows 1.. the matrix of eigenvectors (as columns)",
     # creation and host transfer
     "fill": "(*, shape: tuple, value, dtype)",
     "arange": "(*, start, stop, step, dtype)",

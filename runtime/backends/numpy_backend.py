@@ -357,6 +357,17 @@ def _triangular_solve(a, b, *, lower, transpose_a):
     return np.linalg.solve(op, b).astype(b.dtype, copy=False)
 
 
+@_k("solve")
+def _solve(a, b):
+    return np.linalg.solve(a, b).astype(b.dtype, copy=False)
+
+
+@_k("eigh")
+def _eigh(a):
+    w, v = np.linalg.eigh(a)  # LAPACK reads the lower triangle
+    return np.concatenate([w[..., None, :], v], axis=-2).astype(a.dtype, copy=False)
+
+
 @_k("fill")
 def _fill(*, shape, value, dtype):
     return np.full(shape, value, dtype=TO_NUMPY[dtype])

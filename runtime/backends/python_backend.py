@@ -1389,6 +1389,87 @@ def _py_triangular_solve(a: PyArray, b: PyArray, *, lower: bool, transpose_a: bo
     return _mk(res._data, (*batch, n), dt) if vec else res
 
 
+def _gauss_solve(a: list[float], b: list[float], n: int, k: int) -> list[float]:
+    """A^-1 B for one (n, n) A and (n, k) B: Gaussian elimination with partial pivoting."""
+    m = [a[i * n:(i + 1) * n] + b[i * k:(i + 1) * k] for i in range(n)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if m[p][c] == 0:
+            raise LinAlgError("Singular matrix")
+        m[c], m[p] = m[p], m[c]
+        piv = m[c]
+        for r in range(c + 1, n):
+            f = m[r][c] / piv[c]
+            if f:
+                row = m[r]
+                for j in range(c, n + k):
+                    row[j] -= f * piv[j]
+    x = [[0.0] * k for _ in range(n)]
+    for i in range(n - 1, -1, -1):
+        for col in range(k):
+            s = m[i][n + col] - _seq(map(_mul, m[i][i + 1:n], [x[j][col] for j in
+                                                              range(i + 1, n)]), 0.0)
+            x[i][col] = s / m[i][i]
+    return [v for row in x for v in row]
+
+
+@_k("solve")
+def _py_solve(a: PyArray, b: PyArray) -> PyArray:
+    dt = _dtype2(a, b)
+    n, k = a.shape[-1], b.shape[-1]
+    batch, am, bm = _batches(a, b, 2, 2)
+    out: list[float] = []
+    for x, y in zip(am, bm):
+        out.extend(_gauss_solve(x, y, n, k))
+    return _finish(out, (*batch, n, k), dt)
+
+
+def _jacobi_eigh(a: list[float], n: int) -> list[float]:
+    """Eigenvalues (ascending) and eigenvectors of the symmetric matrix whose lower triangle
+    is ``a``'s, by cyclic Jacobi rotations: [n + 1, n], values then the vectors' matrix."""
+    s = [[a[max(i, j) * n + min(i, j)] for j in range(n)] for i in range(n)]
+    v = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
+    for _sweep in range(100):
+        off = sum(s[i][j] * s[i][j] for i in range(n) for j in range(i + 1, n))
+        if off == 0.0 or not math.isfinite(off):
+            break
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                if s[p][q] == 0.0:
+                    continue
+                # the rotation that zeroes s[p][q]: tan(t) the smaller root, for stability
+                theta = (s[q][q] - s[p][p]) / (2.0 * s[p][q])
+                t = math.copysign(1.0, theta) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                sn = t * c
+                for r in range(n):  # columns p, q of S and V
+                    sp, sq = s[r][p], s[r][q]
+                    s[r][p], s[r][q] = c * sp - sn * sq, sn * sp + c * sq
+                    vp, vq = v[r][p], v[r][q]
+                    v[r][p], v[r][q] = c * vp - sn * vq, sn * vp + c * vq
+                for r in range(n):  # rows p, q of S
+                    sp, sq = s[p][r], s[q][r]
+                    s[p][r], s[q][r] = c * sp - sn * sq, sn * sp + c * sq
+    order = sorted(range(n), key=lambda i: s[i][i])
+    out = [s[i][i] for i in order]
+    for r in range(n):
+        out.extend(v[r][i] for i in order)
+    return out
+
+
+@_k("eigh")
+def _py_eigh(a: PyArray) -> PyArray:
+    dt = a.tb_dtype
+    if dt.kind != "f":
+        raise TypeError(f"eigh: needs a float matrix, got {dt.name}")
+    n = a.shape[-1]
+    size = n * n
+    out: list[float] = []
+    for i in range(0, len(a._data), size or 1):
+        out.extend(_jacobi_eigh(a._data[i:i + size], n))
+    return _finish(out, (*a.shape[:-2], n + 1, n), dt)
+
+
 # -- creation -------------------------------------------------------------------------------------
 @_k("fill")
 def _py_fill(*, shape: tuple, value: Any, dtype: DType) -> PyArray:

@@ -634,6 +634,17 @@ def _triangular_solve(a, b, *, lower, transpose_a):
     return tf.linalg.triangular_solve(a, b, lower=lower, adjoint=transpose_a)
 
 
+@_k("solve")
+def _solve(a, b):
+    return tf.linalg.solve(a, b)
+
+
+@_k("eigh")
+def _eigh(a):
+    w, v = tf.linalg.eigh(a)  # reads the lower triangle, as LAPACK
+    return tf.concat([w[..., None, :], v], axis=-2)
+
+
 # --------------------------------------------------------------------------------------------
 # creation and host transfer
 # --------------------------------------------------------------------------------------------

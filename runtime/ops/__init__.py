@@ -86,7 +86,7 @@ from .elementwise import (
     trigamma,
 )
 from .indexing import IndexPlan, getitem, index_add, index_update, one_hot, take
-from .linalg import cholesky, matmul, triangular_solve, tril, triu
+from .linalg import cholesky, eigh, matmul, solve, triangular_solve, tril, triu
 from .reduction import argmax, argmin, cumsum, logsumexp, max, mean, min, prod, sum
 from .shape import (
     broadcast_shapes,

@@ -3,7 +3,11 @@
 Gradients: matmul's are the usual ``g @ b^T`` and ``a^T @ g`` (summed over broadcast batch
 dimensions); Cholesky's follow Murray (2016), "Differentiation of the Cholesky decomposition";
 the triangular solve's come from ``x = A^{-1} b``: ``b_bar = A^{-T} g`` and
-``A_bar = -b_bar x^T`` restricted to the triangle that is read.
+``A_bar = -b_bar x^T`` restricted to the triangle that is read (the general solve's likewise,
+unrestricted). The symmetric eigendecomposition ``A = V diag(w) V^T``: from
+``dw = diag(V^T dA V)`` and ``dV = V (F o (V^T dA V))`` with ``F_ij = 1 / (w_j - w_i)``
+(``i != j``, 0 on the diagonal), ``A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T``, symmetrised
+(defined for distinct eigenvalues).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from .shape import (
     unbroadcast,
 )
 
-__all__ = ["cholesky", "matmul", "tril", "triangular_solve", "triu"]
+__all__ = ["cholesky", "eigh", "matmul", "solve", "tril", "triangular_solve", "triu"]
 
 
 def _mT(x: Any) -> Any:
@@ -206,3 +210,72 @@ def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = Fal
     a, b = cast(a, dt), cast(b, dt)
     out = bind(_tsolve, (a, b), {"lower": bool(lower), "transpose_a": bool(transpose_a)})
     return squeeze(out, -1) if vec else out
+
+
+# -- general solve ------------------------------------------------------------------------------
+def _solve_vjp_b(g: Any, x: Any, a: Any, b: Any) -> Any:
+    return solve(_mT(a), g)
+
+
+def _solve_vjp_a(g: Any, x: Any, a: Any, b: Any) -> Any:
+    return -matmul(solve(_mT(a), g), _mT(x))
+
+
+_solve = nary_primitive("solve")
+_solve.defvjp(_solve_vjp_a, _solve_vjp_b)
+_solve.defjvp(lambda t, x, a, b: -solve(a, matmul(t, x)), lambda t, x, a, b: solve(a, t))
+
+
+def solve(a: Any, b: Any) -> Tensor:
+    """``x`` with ``a @ x = b`` (NumPy's ``linalg.solve``): ``a`` [..., n, n], ``b``
+    [..., n, k] or [n] (a vector gives a vector); batch dimensions broadcast."""
+    a = as_tensor(a, "a")
+    b = as_tensor(b, "b", like=a)
+    check_same_backend("solve", a, b)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"solve: a must be square [..., n, n], got {list(a.shape)}")
+    vec = b.ndim == 1
+    if vec:
+        b = expand_dims(b, -1)
+    if b.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"solve: b has shape {list(b.shape)} but a is {list(a.shape)}: b needs "
+                         f"{a.shape[-1]} rows")
+    if a.shape[:-2] != b.shape[:-2]:
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = broadcast_to(a, batch + a.shape[-2:])
+        b = broadcast_to(b, batch + b.shape[-2:])
+    dt = D.promote(a.dtype, b.dtype)
+    if dt.kind != "f":
+        dt = D.float32
+    out = bind(_solve, (cast(a, dt), cast(b, dt)), {})
+    return squeeze(out, -1) if vec else out
+
+
+# -- symmetric eigendecomposition -----------------------------------------------------------------
+def _eigh_vjp(g: Any, packed: Any, a: Any) -> Any:
+    w, v = packed[..., 0, :], packed[..., 1:, :]
+    gw, gv = g[..., 0, :], g[..., 1:, :]
+    eye = _band(v, True, 0) & _band(v, False, 0)
+    diff = expand_dims(w, -2) - expand_dims(w, -1)  # [i, j] = w_j - w_i
+    f = where(eye, 0.0, 1.0 / where(eye, 1.0, diff))
+    inner = f * matmul(_mT(v), gv) + where(eye, expand_dims(gw, -2), 0.0)
+    ga = matmul(matmul(v, inner), _mT(v))
+    return 0.5 * (ga + _mT(ga))
+
+
+_eigh = unary_primitive("eigh")
+_eigh.defvjp(_eigh_vjp)
+
+
+def eigh(a: Any) -> tuple[Tensor, Tensor]:
+    """Eigenvalues (ascending) and eigenvectors (the columns of a matrix) of symmetric
+    matrices ``a`` [..., n, n] (NumPy's ``linalg.eigh``); only the lower triangle is read and
+    gradients treat ``a`` as symmetric. The eigenvectors' gradient needs distinct eigenvalues
+    (and a function of them that does not depend on each vector's sign)."""
+    a = as_tensor(a, "a")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"eigh: a must be square matrices [..., n, n], got {list(a.shape)}")
+    if a.dtype.kind != "f":
+        a = cast(a, D.float32)
+    packed = bind(_eigh, (a,), {})
+    return packed[..., 0, :], packed[..., 1:, :]

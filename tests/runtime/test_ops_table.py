@@ -151,6 +151,17 @@ CASES += [
          lambda a, b: np.linalg.solve(np.triu(a).T, b), [tri(3, False), r(3, 2)]),
     Case("trisolve_vec", lambda a, b: tb.triangular_solve(tb.tril(a), b),
          lambda a, b: np.linalg.solve(np.tril(a), b), [tri(4, True), r(4)]),
+    Case("solve", tb.solve, np.linalg.solve, [r(3, 3) + 3.0 * np.eye(3), r(3, 2)]),
+    Case("solve_vec", tb.solve, np.linalg.solve, [r(4, 4) + 3.0 * np.eye(4), r(4)]),
+    # eigenvalues, and the eigenvectors through v v^T-weighted sums (sign-free), of a symmetric
+    # matrix with distinct eigenvalues; the gradient treats the input as symmetric, so the case
+    # symmetrises it first
+    Case("eigh_values", lambda a: tb.eigh((a + tb.transpose(a)) * 0.5)[0],
+         lambda a: np.linalg.eigh((a + a.T) / 2)[0], [r(4, 4) + np.diag([0.0, 3.0, 6.0, 9.0])]),
+    Case("eigh_vectors",
+         lambda a: tb.square(tb.eigh((a + tb.transpose(a)) * 0.5)[1]),
+         lambda a: np.square(np.linalg.eigh((a + a.T) / 2)[1]),
+         [r(3, 3) + np.diag([0.0, 3.0, 6.0])], order=1),
     # shape and layout
     Case("transpose", lambda x: tb.transpose(x, (2, 0, 1)), lambda x: x.transpose(2, 0, 1),
          [r(2, 3, 4)]),
@@ -201,7 +212,7 @@ def _to_tb(a: Any, backend: str) -> Any:
 # Accumulating ops, by case-name prefix: how many terms each output sums, and whether the op is
 # multilinear (then the op on |inputs| is the sum of |terms| the tolerance policy scales by).
 _ACCUMULATING = ("sum", "mean", "cumsum", "matmul", "matvec", "vecmat", "logsumexp", "prod",
-                 "cholesky", "trisolve")
+                 "cholesky", "trisolve", "solve", "eigh")
 
 
 def _error_model(case: Case) -> dict[str, Any]:
@@ -215,8 +226,9 @@ def _error_model(case: Case) -> dict[str, Any]:
     if base in ("sum", "mean", "cumsum", "matmul", "matvec", "vecmat"):
         model["magnitude"] = case.ref(*[np.abs(a) if isinstance(a, np.ndarray) else a
                                         for a in case.args])
-    elif base in ("cholesky", "trisolve"):
-        # factorisations and solves are backward stable normwise (Higham ch. 8, 10): each
+    elif base in ("cholesky", "trisolve", "solve", "eigh"):
+        # factorisations and solves are backward stable normwise (Higham ch. 8, 10; eigh's
+        # vectors to eps ||A|| / gap, gaps >= 1 here): each
         # element is held to the largest element of its matrix (the test matrices are well
         # conditioned, so the forward error is as small)
         want = np.abs(np.asarray(case.ref(*case.args)))

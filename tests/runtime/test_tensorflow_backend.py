@@ -349,6 +349,18 @@ def _cases() -> list[K]:
                             f"{dt}-{lower}-{tr}"))
                 cs.append(K("triangular_solve", (tris, f((2, 3, 1), dt, 8)), p,
                             f"{dt}-batch-{lower}-{tr}"))
+        general = (f((3, 3), dt, 9) * 0.3 + 2 * np.eye(3)).astype(dt)
+        cs.append(K("solve", (general, f((3, 2), dt, 10)), label=f"{dt}-2d"))
+        cs.append(K("solve", (f((2, 3, 3), dt, 11) * 0.3 + 2 * np.eye(3, dtype=dt),
+                              f((2, 3, 1), dt, 12)), label=f"{dt}-batch"))
+        # well separated eigenvalues (1, 2, 4 plus small terms): vectors to working accuracy
+        q = np.linalg.qr(f((3, 3), np.float64, 13))[0]
+        sym = (q @ np.diag([1.0, 2.0, 4.0]) @ q.T).astype(dt)
+        cs.append(K("eigh", (sym,), label=f"{dt}-2d"))
+        cs.append(K("eigh", (np.stack([sym, np.diag([3.0, -1.0, 0.5]).astype(dt)]),),
+                    label=f"{dt}-batch"))
+        cs.append(K("eigh", (np.tril(sym) + np.triu(f((3, 3), dt, 14), 1),),
+                    label=f"{dt}-lower-read"))
 
     # creation
     for dt in tb.dtypes.DTYPES:
@@ -422,12 +434,25 @@ def _error_model(case: K) -> dict[str, Any]:
         flip = case.params["reverse"]
         run = np.cumsum(np.flip(x, ax) if flip else x, axis=ax)
         model.update(n=max(1, x.shape[ax]), magnitude=np.flip(run, ax) if flip else run)
-    elif case.name in ("cholesky", "triangular_solve"):
+    elif case.name in ("cholesky", "triangular_solve", "solve", "eigh"):
         # backward stable normwise (Higham ch. 8 and 10); the test matrices are well conditioned
-        model["n"] = max(1, arrays[0].shape[-1])
+        # (eigh's: eigenvalue gaps >= 1 against a norm <= 4)
+        model["n"] = max(1, arrays[0].shape[-1]) * (4 if case.name == "eigh" else 1)
     elif case.name == "linspace":
         model["n"] = 4  # start + i * step: two roundings on each side
     return model
+
+
+def canonical(name: str, out: np.ndarray) -> np.ndarray:
+    """eigh's eigenvectors with each one's sign fixed (its largest entry positive): LAPACK
+    implementations may return either sign. Other kernels' outputs as they are."""
+    if name != "eigh" or not out.size:
+        return out
+    out = np.array(out)
+    vecs = out[..., 1:, :]
+    big = np.take_along_axis(vecs, np.argmax(np.abs(vecs), axis=-2)[..., None, :], axis=-2)
+    out[..., 1:, :] = vecs * np.where(big < 0, -1, 1).astype(out.dtype)
+    return out
 
 
 @pytest.mark.parametrize("case", KERNEL_CASES, ids=str)
@@ -439,10 +464,11 @@ def test_kernel_matches_numpy_kernel(case: K) -> None:
     in_dtype = next((str(a.dtype) for a in case.args if isinstance(a, np.ndarray)), "")
     expected = DOCUMENTED_DTYPES.get((case.name, in_dtype), want.dtype.name)
     assert got.dtype.name == expected, (got.dtype, want.dtype)
-    g, w = got.numpy(), want.numpy().astype(got.numpy().dtype)
+    g, w = canonical(case.name, got.numpy()), canonical(case.name, want.numpy())
+    w = w.astype(g.dtype)
     if got.dtype.kind == "f":
         model = _error_model(case)
-        if case.name in ("cholesky", "triangular_solve") and w.size:
+        if case.name in ("cholesky", "triangular_solve", "solve", "eigh") and w.size:
             model["magnitude"] = np.broadcast_to(np.nanmax(np.abs(w), axis=(-2, -1),
                                                            keepdims=True), w.shape)
         err = check_close(g, w, got.dtype, **model)
