@@ -49,7 +49,7 @@ __all__ = [
 # Python names whose R name is greta's rather than the rule's (mcmc's progress options), or
 # that would mask base R (scan() reads files: tensorbridge's is tb_scan())
 R_NAMES: dict[str, str] = {"callback_every": "pb_update", "progress": "verbose",
-                           "scan": "tb_scan"}
+                           "scan": "tb_scan", "l_min": "Lmin", "l_max": "Lmax"}
 
 
 def door_name(name: str, door: str) -> str:
@@ -66,7 +66,8 @@ def door_name(name: str, door: str) -> str:
     raise ValueError(f"door: expected 'python', 'r' or 'js', got {door!r}")
 
 
-SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$|^Sigma$")  # greta's Sigma is kept
+# greta's Sigma (and hmc's Lmin, Lmax in R) are kept
+SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$|^Sigma$|^Lm(in|ax)$")
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$|^Sigma$")
 
 

@@ -60,7 +60,8 @@ from .graph.model_compiler import variables_by_name
 from .graph.nodes import VARIABLES
 from .layers import Model
 from .ppl import distributions as _distributions
-from .ppl import hmc, mcmc, nuts, opt
+from .ppl import extra_samples, hmc, mcmc, nuts, opt, rwmh, slice
+from .ppl import optimisers as _optimisers
 
 __all__ = [
     "ARG_KINDS",
@@ -137,9 +138,15 @@ def _options() -> dict[str, tuple[str, ...]]:
     return {
         "nuts": tuple(n for n, _ in signature_args(nuts)),
         "hmc": tuple(n for n, _ in signature_args(hmc)),
+        "rwmh": tuple(n for n, _ in signature_args(rwmh)),
+        "slice": tuple(n for n, _ in signature_args(slice)),
+        "extra_samples": tuple(n for n, _ in signature_args(extra_samples, skip=("draws",))),
         "mcmc": tuple(n for n, _ in signature_args(mcmc, skip=("model",))),
         "opt": tuple(n for n, _ in signature_args(opt, skip=("model",))),
         "fit": tuple(n for n, _ in signature_args(Model.fit, skip=("self",))),
+        # greta's optimiser objects for opt(optimiser=)
+        **{o: tuple(n for n, _ in signature_args(getattr(_optimisers, o)))
+           for o in _optimisers.OPTIMISERS},
     }
 
 
@@ -153,12 +160,14 @@ _R_VARIABLE = frozenset({"dtype", "name", "backend"})
 INTERNAL: dict[str, dict[str, frozenset[str]]] = {
     # R's mcmc reports progress through its own bar (verbose/pb_update) and Ctrl-C
     "r": {"mcmc": frozenset({"callback", "should_stop"}),
+          "extra_samples": frozenset({"callback", "should_stop"}),
           "variable": _R_VARIABLE, "ordered_variable": _R_VARIABLE,
           "simplex_variable": _R_VARIABLE, "cholesky_variable": _R_VARIABLE | {"upper"},
           "as_data": _R_VARIABLE},
     # JS: onProgress and an AbortSignal stand for callback and should_stop; no progress bar;
     # Pyodide has no processes to split chains over (n_cores)
     "js": {"mcmc": frozenset({"callback", "should_stop", "progress", "n_cores"}),
+           "extra_samples": frozenset({"callback", "should_stop", "progress"}),
            "fit": frozenset({"verbose"}),
            **{v.name: frozenset({"backend"}) for v in VARIABLES},
            "cholesky_variable": frozenset({"backend", "upper"})},

@@ -301,14 +301,27 @@ def build_model(targets: Any, names: Any, others: Any) -> Any:
     return m
 
 
+# R's sampler arguments that are whole numbers (R gives doubles), and greta's R spellings
+_WHOLE = {"max_depth", "n_leapfrog", "max_treedepth", "l_min", "l_max", "max_doublings"}
+_FROM_R = {"Lmin": "l_min", "Lmax": "l_max"}
+
+
 def sampler(kind: str, **kwargs: Any) -> Any:
-    if kind == "nuts":
-        return tb.nuts(max_depth=int(kwargs["max_depth"]),
-                       target_accept=float(kwargs["target_accept"]),
-                       step_size=kwargs.get("step_size"))
-    return tb.hmc(n_leapfrog=int(kwargs["n_leapfrog"]),
-                  target_accept=float(kwargs["target_accept"]),
-                  step_size=kwargs.get("step_size"))
+    """The runtime's sampler ``kind`` (nuts, hmc, rwmh, slice) from R's arguments (NULL ones
+    left to the runtime's defaults; ``diag_sd`` a number or a vector)."""
+    args: dict[str, Any] = {}
+    for k, v in kwargs.items():
+        if v is None:
+            continue
+        k = _FROM_R.get(k, k)
+        if k in _WHOLE:
+            v = int(v)
+        elif k == "diag_sd":
+            v = [float(x) for x in np.atleast_1d(np.asarray(v, dtype=np.float64))]
+        elif k != "proposal":
+            v = float(v)
+        args[k] = v
+    return getattr(tb.ppl, kind)(**args)
 
 
 def _shaped(value: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -439,7 +452,27 @@ def summarise(values: np.ndarray, names: Any) -> dict[str, Any]:
     return out
 
 
-def optimise(m: Any, targets: Any, optimiser: str, initial_values: Any, max_iterations: int,
+def optimiser(name: str, **parameters: Any) -> Any:
+    """greta's optimiser object ``name`` (``adam``, ``bfgs``...) from R's arguments."""
+    whole = {"maxcor", "maxls"}
+    args = {k: (int(v) if k in whole else bool(v) if isinstance(v, bool) else float(v))
+            for k, v in parameters.items()}
+    return getattr(tb.ppl, name)(**args)
+
+
+def extra(draws: Any, n_samples: int, thin: int, callback: Callable[[dict], Any] | None,
+          callback_every: int) -> Any:
+    """``extra_samples()`` on R's main thread, progress as in :func:`sample`."""
+    every = int(callback_every)
+    sink = None if callback is None else every_nth(
+        lambda event: callback(event.as_dict("r", kind=False)), every, "pb_update")
+    with warnings.catch_warnings(), progress_sinks(sink):
+        warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)
+        return tb.extra_samples(draws, n_samples=int(n_samples), thin=int(thin),
+                                progress=False, callback_every=every)
+
+
+def optimise(m: Any, targets: Any, optimiser: Any, initial_values: Any, max_iterations: int,
              tolerance: float, learning_rate: float, adjust: bool, seed: Any) -> dict[str, Any]:
     res = tb.opt(m, optimiser=optimiser, initial_values=_initial_values(m, initial_values),
                  max_iterations=int(max_iterations), tolerance=float(tolerance),

@@ -83,37 +83,99 @@ ppl_real <- function(x, name, fn, lower = -Inf, upper = Inf, null_ok = FALSE) {
 #' `nuts()` is the No-U-Turn sampler (multinomial, as in Stan) and `hmc()` static Hamiltonian
 #' Monte Carlo with `n_leapfrog` (jittered) leapfrog steps; both adapt the step size to
 #' `target_accept` (unless `step_size` is given) and a diagonal metric during warmup.
+#' greta's arguments are taken alongside: `max_treedepth` (`max_depth`), `Lmin` and `Lmax`
+#' (each iteration's leapfrog count drawn uniformly from `Lmin:Lmax`, per chain), `epsilon`
+#' (the initial step size, adapted in warmup) and `diag_sd` (the initial standard deviations
+#' of the diagonal metric, adapted in warmup). greta's options run on the NumPy sampler.
+#'
+#' `rwmh()` is random-walk Metropolis-Hastings with a normal or uniform proposal of scale
+#' `epsilon * diag_sd`, adapted in warmup (toward an acceptance rate of 0.234, 0.44 in one
+#' dimension); `slice()` univariate slice sampling with doubling (Neal 2003), one parameter
+#' after another. Both run on the NumPy sampler.
 #'
 #' @param max_depth Largest tree depth of NUTS (1 to 30).
 #' @param n_leapfrog Leapfrog steps per HMC iteration.
 #' @param target_accept Target mean acceptance statistic, in (0, 1).
 #' @param step_size `NULL` (adapt) or a fixed positive step size.
+#' @param max_treedepth greta's name of `max_depth`.
+#' @param Lmin,Lmax `NULL` or the range of leapfrog steps per iteration.
+#' @param epsilon Initial step size (`NULL`: found by Stan's heuristic); for `rwmh()` the
+#'   initial proposal scale.
+#' @param diag_sd Initial standard deviations of the diagonal metric (one number, or one per
+#'   free parameter).
+#' @param proposal `"normal"` or `"uniform"`.
+#' @param max_doublings Most doublings of the slice interval per update.
 #' @return A sampler (class `tb_sampler`) for [mcmc()].
 #' @export
-nuts <- function(max_depth = 10, target_accept = 0.8, step_size = NULL) {
+nuts <- function(max_depth = 10, target_accept = 0.8, step_size = NULL, max_treedepth = NULL,
+                 epsilon = NULL, diag_sd = NULL) {
   max_depth <- ppl_count(max_depth, "max_depth", "nuts")
+  if (!is.null(max_treedepth)) max_treedepth <- ppl_count(max_treedepth, "max_treedepth", "nuts")
   if (max_depth > 30L) stop("nuts: max_depth must be at most 30", call. = FALSE)
   structure(list(kind = "nuts", max_depth = max_depth,
                  target_accept = ppl_real(target_accept, "target_accept", "nuts", 0, 1),
-                 step_size = ppl_real(step_size, "step_size", "nuts", 0, Inf, TRUE)),
+                 step_size = ppl_real(step_size, "step_size", "nuts", 0, Inf, TRUE),
+                 max_treedepth = max_treedepth,
+                 epsilon = ppl_real(epsilon, "epsilon", "nuts", 0, Inf, TRUE),
+                 diag_sd = ppl_sds(diag_sd, "nuts")),
             class = "tb_sampler")
 }
 
 #' @rdname nuts
 #' @export
-hmc <- function(n_leapfrog = 10, target_accept = 0.8, step_size = NULL) {
+hmc <- function(n_leapfrog = 10, target_accept = 0.8, step_size = NULL, Lmin = NULL,
+                Lmax = NULL, epsilon = NULL, diag_sd = NULL) {
+  if (!is.null(Lmin)) Lmin <- ppl_count(Lmin, "Lmin", "hmc")
+  if (!is.null(Lmax)) Lmax <- ppl_count(Lmax, "Lmax", "hmc")
+  if (!is.null(Lmin) && !is.null(Lmax) && Lmin > Lmax) {
+    stop(sprintf("hmc: Lmin (%d) must be at most Lmax (%d)", Lmin, Lmax), call. = FALSE)
+  }
   structure(list(kind = "hmc", n_leapfrog = ppl_count(n_leapfrog, "n_leapfrog", "hmc"),
                  target_accept = ppl_real(target_accept, "target_accept", "hmc", 0, 1),
-                 step_size = ppl_real(step_size, "step_size", "hmc", 0, Inf, TRUE)),
+                 step_size = ppl_real(step_size, "step_size", "hmc", 0, Inf, TRUE),
+                 Lmin = Lmin, Lmax = Lmax,
+                 epsilon = ppl_real(epsilon, "epsilon", "hmc", 0, Inf, TRUE),
+                 diag_sd = ppl_sds(diag_sd, "hmc")),
             class = "tb_sampler")
+}
+
+#' @rdname nuts
+#' @export
+rwmh <- function(proposal = c("normal", "uniform"), epsilon = 0.1, diag_sd = 1) {
+  if (identical(proposal, c("normal", "uniform"))) proposal <- "normal"
+  if (!is.character(proposal) || length(proposal) != 1L ||
+      !proposal %in% c("normal", "uniform")) {
+    stop("rwmh: proposal must be \"normal\" or \"uniform\"", call. = FALSE)
+  }
+  structure(list(kind = "rwmh", proposal = proposal,
+                 epsilon = ppl_real(epsilon, "epsilon", "rwmh", 0, Inf),
+                 diag_sd = ppl_sds(diag_sd, "rwmh")),
+            class = "tb_sampler")
+}
+
+#' @rdname nuts
+#' @export
+slice <- function(max_doublings = 5) {
+  max_doublings <- ppl_count(max_doublings, "max_doublings", "slice")
+  if (max_doublings > 30L) stop("slice: max_doublings must be at most 30", call. = FALSE)
+  structure(list(kind = "slice", max_doublings = max_doublings), class = "tb_sampler")
+}
+
+ppl_sds <- function(x, fn) {
+  if (is.null(x)) return(NULL)
+  if (!is.numeric(x) || !length(x) || anyNA(x) || any(x <= 0) || any(!is.finite(x))) {
+    stop(sprintf("%s: diag_sd must be positive numbers", fn), call. = FALSE)
+  }
+  as.numeric(x)
 }
 
 #' @export
 print.tb_sampler <- function(x, ...) {
   args <- x[setdiff(names(x), "kind")]
   args <- args[!vapply(args, is.null, logical(1))]
+  shown <- vapply(args, function(a) paste(format(a), collapse = " "), "")
   cat(sprintf("%s sampler (%s)\n", x$kind,
-              paste(names(args), vapply(args, format, ""), sep = " = ", collapse = ", ")))
+              paste(names(args), shown, sep = " = ", collapse = ", ")))
   invisible(x)
 }
 
@@ -266,8 +328,8 @@ mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1
   fn <- "mcmc"
   ppl_model_arg(model, fn)
   if (!inherits(sampler, "tb_sampler")) {
-    stop(sprintf("mcmc: sampler must be nuts() or hmc(), not %s", ppl_describe(sampler)),
-         call. = FALSE)
+    stop(sprintf("mcmc: sampler must be nuts(), hmc(), rwmh() or slice(), not %s",
+                 ppl_describe(sampler)), call. = FALSE)
   }
   n_samples <- ppl_count(n_samples, "n_samples", fn)
   thin <- ppl_count(thin, "thin", fn)
@@ -286,15 +348,19 @@ mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1
   py_sampler <- do.call(ppl("sampler"), sampler)
   draws <- ppl("sample")(model$py, py_sampler, n_samples, warmup, chains, thin, seed, iv,
                          callback, pb_update, n_cores, backend)
+  ppl_mcmc_result(draws, model, warmup, thin, verbose, fn)
+}
+
+ppl_mcmc_result <- function(draws, model, warmup, thin, verbose, fn) {
   info <- ppl("draws_info")(draws)
   if (isTRUE(info$interrupted)) {
     warning(sprintf(
-      "mcmc: interrupted; returning the %d draws per chain taken so far", info$n_draws
+      "%s: interrupted; returning the %d draws per chain taken so far", fn, info$n_draws
     ), call. = FALSE)
     if (verbose) cat("\n", file = stderr())
   }
   if (info$n_draws == 0L) {
-    warning("mcmc: interrupted during warmup: no draws were taken", call. = FALSE)
+    warning(sprintf("%s: interrupted during warmup: no draws were taken", fn), call. = FALSE)
     return(invisible(NULL))
   }
   values <- ppl("draws_values")(draws, model$targets)
@@ -465,7 +531,8 @@ calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
 #' transformations (greta's default).
 #'
 #' @param model A model from [model()].
-#' @param optimiser `"lbfgs"` or `"adam"`.
+#' @param optimiser `"lbfgs"`, `"adam"` or one of greta's [optimisers], such as
+#'   `adam(learning_rate = 0.1)`.
 #' @param max_iterations Iteration limit.
 #' @param tolerance Convergence tolerance.
 #' @param initial_values [initials()]; variables not given start at random points drawn
@@ -487,14 +554,17 @@ opt <- function(model, optimiser = c("lbfgs", "adam"), max_iterations = 1000,
   fn <- "opt"
   ppl_model_arg(model, fn)
   if (identical(optimiser, c("lbfgs", "adam"))) optimiser <- "lbfgs"
-  if (!is.character(optimiser) || length(optimiser) != 1L ||
+  if (inherits(optimiser, "tb_optimiser")) {
+    optimiser <- do.call(ppl("optimiser"), c(list(optimiser$name), optimiser$parameters))
+  } else if (!is.character(optimiser) || length(optimiser) != 1L ||
       !optimiser %in% c("lbfgs", "adam")) {
     shown <- if (is.character(optimiser) && length(optimiser) == 1L) {
       sprintf("\"%s\"", optimiser)
     } else {
       ppl_describe(optimiser)
     }
-    stop(sprintf("opt: optimiser must be \"lbfgs\" or \"adam\", not %s", shown), call. = FALSE)
+    stop(sprintf("opt: optimiser must be \"lbfgs\", \"adam\" or an optimiser such as adam(), not %s",
+                 shown), call. = FALSE)
   }
   max_iterations <- ppl_count(max_iterations, "max_iterations", fn)
   tolerance <- ppl_real(tolerance, "tolerance", fn, 0, Inf)
@@ -563,4 +633,147 @@ ppl_target_names <- function(targets, exprs, fn) {
     }
   }
   nms
+}
+
+#' Extra samples
+#'
+#' More draws from the chains of an [mcmc()] run, as greta's `extra_samples()`: each chain goes
+#' on from its last state with the step size and metric adapted in warmup (no new warmup) and
+#' the next numbers of its random stream. The result holds the earlier draws followed by the
+#' new ones. On the NumPy sampler a run of `n` draws followed by `extra_samples(n_samples = m)`
+#' gives the same draws as one run of `n + m`; the compiled sampler's chains go on (on the
+#' NumPy sampler) from their last kept draw.
+#'
+#' @param draws Draws returned by [mcmc()] (or by `extra_samples()`).
+#' @param n_samples Number of further draws per chain.
+#' @param thin Keep every `thin`-th iteration.
+#' @param verbose Show a progress bar.
+#' @param pb_update Iterations between progress-bar updates.
+#' @return The combined draws, an `mcmc.list` like [mcmc()]'s.
+#' @examples
+#' \dontrun{
+#' draws <- mcmc(m, n_samples = 500)
+#' draws <- extra_samples(draws, n_samples = 500)
+#' }
+#' @export
+extra_samples <- function(draws, n_samples = 1000, thin = 1, verbose = TRUE, pb_update = 50) {
+  fn <- "extra_samples"
+  info <- attr(draws, "model_info")
+  if (!inherits(draws, "tb_mcmc_list") || is.null(info)) {
+    stop(sprintf("extra_samples: draws must be the result of mcmc(), not %s",
+                 ppl_describe(draws)), call. = FALSE)
+  }
+  n_samples <- ppl_count(n_samples, "n_samples", fn)
+  thin <- ppl_count(thin, "thin", fn)
+  pb_update <- ppl_count(pb_update, "pb_update", fn)
+  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose)) {
+    stop("extra_samples: verbose must be TRUE or FALSE", call. = FALSE)
+  }
+  callback <- if (verbose) ppl_progress_bar(n_samples * thin) else NULL
+  more <- ppl("extra")(info$draws, n_samples, thin, callback, pb_update)
+  ppl_mcmc_result(more, info$model, info$warmup, info$thin, verbose, fn)
+}
+
+#' Optimisers
+#'
+#' greta's optimisation methods for [opt()] (`opt(m, optimiser = adam(learning_rate = 0.1))`),
+#' with greta's argument names, run by the runtime on the unconstrained free state:
+#' first-order methods (`gradient_descent()`, `momentum()`, `adagrad()`, `adadelta()`,
+#' `rms_prop()`, `adam()`, `adamax()`, `nadam()`), quasi-Newton (`bfgs()`, `l_bfgs_b()`) and
+#' the derivative-free Nelder-Mead simplex (`nelder_mead()`).
+#'
+#' @param learning_rate Step-size multiplier.
+#' @param momentum Decay of the velocity (`momentum()`, `rms_prop()`).
+#' @param use_nesterov Nesterov's look-ahead form of momentum.
+#' @param initial_accumulator_value Starting value of AdaGrad's squared-gradient sum.
+#' @param rho Decay of AdaDelta's running averages, in \[0, 1\].
+#' @param epsilon Small constant keeping divisions finite.
+#' @param decay Decay of RMSProp's mean squared gradient.
+#' @param beta1,beta2 Decay of the first and second moment estimates.
+#' @param maxcor Correction pairs kept by L-BFGS.
+#' @param maxls Most line-search halvings per L-BFGS iteration.
+#' @return An optimiser (class `tb_optimiser`) for [opt()].
+#' @name optimisers
+NULL
+
+ppl_optimiser <- function(name, ...) {
+  parameters <- list(...)
+  ppl("optimiser")(name, ...)  # the runtime checks the arguments, naming them
+  structure(list(name = name, parameters = parameters), class = "tb_optimiser")
+}
+
+#' @rdname optimisers
+#' @export
+gradient_descent <- function(learning_rate = 0.01) {
+  ppl_optimiser("gradient_descent", learning_rate = learning_rate)
+}
+
+#' @rdname optimisers
+#' @export
+momentum <- function(learning_rate = 0.001, momentum = 0.9, use_nesterov = TRUE) {
+  ppl_optimiser("momentum", learning_rate = learning_rate, momentum = momentum,
+                use_nesterov = use_nesterov)
+}
+
+#' @rdname optimisers
+#' @export
+adagrad <- function(learning_rate = 0.8, initial_accumulator_value = 0.1) {
+  ppl_optimiser("adagrad", learning_rate = learning_rate,
+                initial_accumulator_value = initial_accumulator_value)
+}
+
+#' @rdname optimisers
+#' @export
+adadelta <- function(learning_rate = 0.001, rho = 1, epsilon = 1e-08) {
+  ppl_optimiser("adadelta", learning_rate = learning_rate, rho = rho, epsilon = epsilon)
+}
+
+#' @rdname optimisers
+#' @export
+rms_prop <- function(learning_rate = 0.1, decay = 0.9, momentum = 0, epsilon = 1e-10) {
+  ppl_optimiser("rms_prop", learning_rate = learning_rate, decay = decay, momentum = momentum,
+                epsilon = epsilon)
+}
+
+#' @rdname optimisers
+#' @export
+adam <- function(learning_rate = 0.1, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-08) {
+  ppl_optimiser("adam", learning_rate = learning_rate, beta1 = beta1, beta2 = beta2,
+                epsilon = epsilon)
+}
+
+#' @rdname optimisers
+#' @export
+adamax <- function(learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-08) {
+  ppl_optimiser("adamax", learning_rate = learning_rate, beta1 = beta1, beta2 = beta2,
+                epsilon = epsilon)
+}
+
+#' @rdname optimisers
+#' @export
+nadam <- function(learning_rate = 0.001, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-08) {
+  ppl_optimiser("nadam", learning_rate = learning_rate, beta1 = beta1, beta2 = beta2,
+                epsilon = epsilon)
+}
+
+#' @rdname optimisers
+#' @export
+bfgs <- function() ppl_optimiser("bfgs")
+
+#' @rdname optimisers
+#' @export
+l_bfgs_b <- function(maxcor = 10, maxls = 20) {
+  ppl_optimiser("l_bfgs_b", maxcor = maxcor, maxls = maxls)
+}
+
+#' @rdname optimisers
+#' @export
+nelder_mead <- function() ppl_optimiser("nelder_mead")
+
+#' @export
+print.tb_optimiser <- function(x, ...) {
+  args <- vapply(x$parameters, function(a) format(a), "")
+  cat(sprintf("%s optimiser (%s)\n", x$name,
+              paste(names(args), args, sep = " = ", collapse = ", ")))
+  invisible(x)
 }

@@ -66,24 +66,25 @@ def nuts(max_depth: int = 10, target_accept: float = 0.8, step_size: float | Non
 
 
 def hmc(n_leapfrog: int = 10, target_accept: float = 0.8, step_size: float | None = None,
-        Lmin: int | None = None, Lmax: int | None = None, epsilon: float | None = None,
+        l_min: int | None = None, l_max: int | None = None, epsilon: float | None = None,
         diag_sd: Any = None) -> SamplerConfig:
     """Static HMC with ``n_leapfrog`` (jittered) steps per iteration.
 
-    greta's names alongside: ``Lmin``/``Lmax`` draw each iteration's leapfrog count uniformly
-    from ``Lmin..Lmax``, per chain (in place of ``n_leapfrog``; the NumPy sampler runs it);
-    ``epsilon`` and ``diag_sd`` as for :func:`nuts`."""
+    greta's names alongside: ``l_min``/``l_max`` (R: greta's ``Lmin``/``Lmax``) draw each
+    iteration's leapfrog count uniformly from ``l_min..l_max``, per chain (in place of
+    ``n_leapfrog``; the NumPy sampler runs it); ``epsilon`` and ``diag_sd`` as for
+    :func:`nuts`."""
     if n_leapfrog < 1:
         raise ValueError(f"n_leapfrog: expected >= 1, got {n_leapfrog}")
     extra = _greta_start(epsilon, diag_sd)
-    if Lmin is not None or Lmax is not None:
-        lo = Lmin if Lmin is not None else 1
-        hi = Lmax if Lmax is not None else max(lo, n_leapfrog)
-        for name, v in (("Lmin", lo), ("Lmax", hi)):
+    if l_min is not None or l_max is not None:
+        lo = l_min if l_min is not None else 1
+        hi = l_max if l_max is not None else max(lo, n_leapfrog)
+        for name, v in (("l_min", lo), ("l_max", hi)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}: expected an integer >= 1, got {v!r}")
         if lo > hi:
-            raise ValueError(f"Lmin: expected Lmin <= Lmax, got {lo} > {hi}")
+            raise ValueError(f"l_min: expected l_min <= l_max, got {lo} > {hi}")
         extra["leapfrog_range"] = (lo, hi)
         n_leapfrog = hi
     return SamplerConfig("hmc", n_leapfrog=n_leapfrog, target_accept=target_accept,

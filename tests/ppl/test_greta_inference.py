@@ -95,16 +95,16 @@ def test_rwmh_and_slice_refuse_the_compiled_backend_and_bad_arguments() -> None:
         ppl.nuts(diag_sd=[1.0, 0.0])
 
 
-def test_hmc_lmin_lmax_draws_leapfrog_counts_in_range() -> None:
+def test_hmc_l_min_l_max_draws_leapfrog_counts_in_range() -> None:
     m, mean, cov = _correlated_target()
-    d = tb.mcmc(m, n_samples=1500, warmup=500, chains=2, sampler=ppl.hmc(Lmin=3, Lmax=7),
+    d = tb.mcmc(m, n_samples=1500, warmup=500, chains=2, sampler=ppl.hmc(l_min=3, l_max=7),
                 seed=4, backend="numpy")
     steps = d.stats["n_leapfrog"]
     assert steps.min() == 3 and steps.max() == 7
     assert len(np.unique(steps)) == 5
     _check_moments(d, mean, cov)
-    with pytest.raises(ValueError, match="Lmin: expected Lmin <= Lmax"):
-        ppl.hmc(Lmin=5, Lmax=2)
+    with pytest.raises(ValueError, match="l_min: expected l_min <= l_max"):
+        ppl.hmc(l_min=5, l_max=2)
 
 
 def test_greta_names_of_nuts_set_its_start() -> None:

@@ -35,7 +35,7 @@ def test_map_of_flat_prior_regression_is_least_squares(optimiser: str) -> None:
 
 def test_opt_rejects_unknown_optimiser() -> None:
     m, *_ = _regression()
-    with pytest.raises(ValueError, match="optimiser: expected 'lbfgs' or 'adam'"):
+    with pytest.raises(ValueError, match="optimiser: expected 'lbfgs', 'adam' or an optimiser"):
         tb.opt(m, optimiser="newton")
 
 
