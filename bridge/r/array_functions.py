@@ -150,27 +150,26 @@ def aperm(x: Any, perm: Any) -> dict[str, Any]:
     return _out(tb.transpose(x, tuple(p)))
 
 
-def abind(arrays: Any, along: int) -> dict[str, Any]:
-    """greta's ``abind(..., along)``: arrays joined along dimension ``along`` (0-based here);
-    ``along`` equal to their rank adds a last dimension, -1 a first one."""
+def abind(arrays: Any, axis: int, new: bool) -> dict[str, Any]:
+    """greta's ``abind(...)``: arrays joined along dimension ``axis`` (0-based); ``new``: a new
+    dimension of one is first made there in each array (abind's ``along = 0``, ``N + 1`` or
+    a fraction)."""
     xs = [_lazy(a, "abind", f"argument {k + 1}") for k, a in enumerate(arrays)]
     if not xs:
         raise ValueError("abind: nothing to bind")
     rank = max(max(x.ndim for x in xs), 2)
     xs = [tb.reshape(x, (*x.shape, *(1,) * (rank - x.ndim))) for x in xs]
-    if along == rank:
-        xs = [tb.expand_dims(x, rank) for x in xs]
-    elif along == -1:
-        xs = [tb.expand_dims(x, 0) for x in xs]
-        along = 0
-    elif not 0 <= along < rank:
-        raise ValueError(f"abind: along must be between 0 and {rank + 1}, not {along + 1}")
-    others = {tuple(d for i, d in enumerate(x.shape) if i != along) for x in xs}
+    axis = int(axis)
+    if not 0 <= axis < rank + bool(new):
+        raise ValueError(f"abind: along must be between 0 and {rank + 1}")
+    if new:
+        xs = [tb.expand_dims(x, axis) for x in xs]
+    others = {tuple(d for i, d in enumerate(x.shape) if i != axis) for x in xs}
     if len(others) != 1:
         dims = "; ".join(" x ".join(map(str, x.shape)) for x in xs)
         raise ValueError(f"abind: the arrays must have the same extents except along "
-                         f"dimension {along + 1} (dimensions {dims})")
-    return _out(xs[0] if len(xs) == 1 else tb.concat(xs, axis=along))
+                         f"dimension {axis + 1} (dimensions {dims})")
+    return _out(xs[0] if len(xs) == 1 else tb.concat(xs, axis=axis))
 
 
 def cumulate(x: Any, fun: str) -> dict[str, Any]:

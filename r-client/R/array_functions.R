@@ -155,7 +155,9 @@ rep.tb_lazy_array <- function(x, ...) {
 #' @param perm The new order of the dimensions (default: reversed).
 #' @param resize Must be `TRUE` for lazy arrays.
 #' @param ... Arrays to bind (`abind`); passed to base R otherwise.
-#' @param along The dimension to bind along.
+#' @param along The dimension to bind along (0, `N + 1` or a fraction: a new one, as in
+#'   the abind package).
+#' @param rev.along `along` counted from the end (`along = N + 1 - rev.along`).
 #' @param MARGIN Dimensions (numbers) of `x` or `X`.
 #' @param STATS The values to sweep out: as many as the `MARGIN` extents hold.
 #' @param FUN A function name (a string) or base R's function of that name.
@@ -186,41 +188,53 @@ aperm.tb_lazy_array <- function(a, perm = NULL, resize = TRUE, ...) {
 
 #' @rdname aperm.tb_lazy_array
 #' @export
-abind <- function(..., along = NULL) {
+abind <- function(..., along = NULL, rev.along = NULL) {
   args <- Filter(Negate(is.null), list(...))
   if (!length(args)) stop("abind: nothing to bind", call. = FALSE)
   for (k in seq_along(args)) ppl_array_arg(args[[k]], sprintf("argument %d", k), "abind")
   dims <- lapply(args, function(a) if (is.null(dim(a))) length(a) else dim(a))
   n <- max(lengths(dims))
+  if (!is.null(rev.along)) {
+    if (!is.numeric(rev.along) || length(rev.along) != 1L || is.na(rev.along)) {
+      stop("abind: rev.along must be one number", call. = FALSE)
+    }
+    along <- n + 1 - rev.along
+  }
   if (is.null(along)) along <- n
-  if (!is.numeric(along) || length(along) != 1L || along != round(along) || along < 0 ||
+  if (!is.numeric(along) || length(along) != 1L || is.na(along) || along < 0 ||
       along > n + 1) {
-    stop(sprintf("abind: along must be a whole number from 0 to %d", n + 1), call. = FALSE)
+    stop(sprintf("abind: along must be a number from 0 to %d", n + 1), call. = FALSE)
   }
+  # as the abind package: a whole number within 1..n binds along that dimension; 0, n + 1
+  # or a fraction makes a new dimension (before dimension ceiling(along))
+  new <- along != round(along) || along == 0 || along == n + 1
+  at <- if (new) as.integer(ceiling(along)) else as.integer(along)
+  if (new && at == 0L) at <- 1L
   if (any(vapply(args, is_lazy, logical(1L)))) {
-    return(array_call("abind", unname(args), as.integer(along) - 1L))
+    return(array_call("abind", unname(args), at - 1L, new))
   }
-  abind_data(args, dims, n, as.integer(along))
+  abind_data(args, dims, n, at, new)
 }
 
-# abind() of R data: each array with `along` moved last, the entries joined, moved back.
-abind_data <- function(args, dims, n, along) {
-  new <- along == 0L || along == n + 1L
-  if (along == 0L) dims <- lapply(dims, function(d) c(1L, d, rep(1L, n - length(d))))
-  else dims <- lapply(dims, function(d) c(d, rep(1L, n - length(d) + new)))
-  k <- if (along == 0L) 1L else along
+# abind() of R data: each array with the bound dimension moved last, the entries joined,
+# moved back.
+abind_data <- function(args, dims, n, at, new) {
+  dims <- lapply(dims, function(d) {
+    d <- c(d, rep(1L, n - length(d)))
+    if (new) append(d, 1L, after = at - 1L) else d
+  })
   m <- length(dims[[1L]])
-  others <- setdiff(seq_len(m), k)
+  others <- setdiff(seq_len(m), at)
   rest <- unique(lapply(dims, function(d) d[others]))
   if (length(rest) != 1L) {
-    stop(sprintf("abind: the arrays must have the same extents except along dimension %d", k),
-         call. = FALSE)
+    stop(sprintf("abind: the arrays must have the same extents except along dimension %d",
+                 at), call. = FALSE)
   }
   parts <- lapply(seq_along(args), function(j) {
-    as.vector(aperm(array(as.vector(args[[j]]), dims[[j]]), c(others, k)))
+    as.vector(aperm(array(as.vector(args[[j]]), dims[[j]]), c(others, at)))
   })
-  out <- array(unlist(parts), c(rest[[1L]], sum(vapply(dims, `[[`, 1L, k))))
-  aperm(out, order(c(others, k)))
+  out <- array(unlist(parts), c(rest[[1L]], sum(vapply(dims, `[[`, 1L, at))))
+  aperm(out, order(c(others, at)))
 }
 
 #' @rdname aperm.tb_lazy_array

@@ -11,7 +11,7 @@
 #' `c()` gives one column, in R's column-major order).
 #'
 #' @param ... Dimensions (`zeros()`, `ones()`).
-#' @param data Numbers (recycled to fill `dim`).
+#' @param data Numbers (recycled to fill `dim`), or a lazy array (then `dim(data) <- dim`).
 #' @param dim Dimensions; one number is a column.
 #' @return A lazy array.
 #' @examples
@@ -29,7 +29,10 @@ ones <- function(...) ppl_constant(1, c(...), "ones")
 #' @rdname zeros
 #' @export
 greta_array <- function(data = 0, dim = length(data)) {
-  if (is_lazy(data)) stop("greta_array: data must be numbers, not a lazy array", call. = FALSE)
+  if (is_lazy(data)) { # greta: a lazy array is reshaped, as dim(data) <- dim
+    if (!identical(as.integer(dim), dim(data))) dim(data) <- dim
+    return(data)
+  }
   ppl_array_arg(data, "data", "greta_array")
   ppl_constant(data, dim, "greta_array")
 }

@@ -76,6 +76,13 @@ test_that("dim<- and diag<- agree with base R", {
   expect_equal(d, `diag<-`(sq, 1))
 })
 
+test_that("greta_array() of a lazy array reshapes it, as dim<-", {
+  skip_if_no_python()
+  want <- m; dim(want) <- c(3, 2)
+  expect_same(greta_array(as_data(m), dim = c(3, 2)), want)
+  expect_same(greta_array(as_data(m)), as.vector(m))
+})
+
 test_that("rep agrees with base R", {
   skip_if_no_python()
   x <- as_data(m)
@@ -103,6 +110,10 @@ test_that("aperm and abind agree with base R", {
   expect_same(abind(as_data(a3), as_data(a3[, , 1:2]), along = 3),
               array(c(a3, a3[, , 1:2]), c(2, 3, 6)))
   expect_error(abind(x, as_data(a3), along = 1), "same extents")
+  expect_same(abind(x, x, along = 0), aperm(array(c(m, m), c(2, 3, 2)), c(3, 1, 2)))
+  expect_same(abind(x, x, along = 1.5), aperm(array(c(m, m), c(2, 3, 2)), c(1, 3, 2)))
+  expect_same(abind(x, x, rev.along = 0), array(c(m, m), c(2, 3, 2)))
+  expect_equal(abind(m, m, along = 1.5), aperm(array(c(m, m), c(2, 3, 2)), c(1, 3, 2)))
   # abind of data alone is data, equal to the lazy answer
   d <- abind(m, m * 2, along = 3)
   expect_false(inherits(d, "tb_lazy_array"))
