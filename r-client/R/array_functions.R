@@ -116,7 +116,7 @@ rep.tb_lazy_array <- function(x, ...) {
   a <- list(...)
   nm <- names(a)
   if (is.null(nm)) nm <- rep("", length(a))
-  known <- c("times", "each", "length.out")
+  known <- c("times", "length.out", "each") # base rep()'s positional order
   for (k in seq_along(a)) if (!nzchar(nm[[k]])) nm[[k]] <- setdiff(known, nm)[[1L]]
   names(a) <- nm
   bad <- setdiff(nm, known)

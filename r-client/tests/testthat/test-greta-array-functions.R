@@ -92,6 +92,8 @@ test_that("rep agrees with base R", {
   expect_same(rep(x, length.out = 10), rep(m, length.out = 10))
   expect_same(rep(x, each = 2, length.out = 5), rep(m, each = 2, length.out = 5))
   expect_same(rep(x, 3), rep(m, 3))
+  expect_same(rep(x, 2, 9), rep(m, 2, 9))
+  expect_same(rep(x, 1, 8, 2), rep(m, 1, 8, 2))
   expect_error(rep(x, times = -1), "non-negative whole numbers")
 })
 
