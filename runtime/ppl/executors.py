@@ -31,7 +31,9 @@ undisturbed run gives (up to ``distributed.scheduler.allowed-failures`` deaths p
 again) and is raised here with the worker's traceback. Ctrl-C or ``should_stop`` sets a Dask
 ``Event`` the tasks poll (at most every ``_STOP_POLL_S``): running tasks end at their next
 iteration and return their draws, tasks not started are cancelled, and the run returns the
-chains of the tasks that ran, trimmed to their common length, marked ``interrupted``.
+chains of the tasks that ran, trimmed to their common length, marked ``interrupted``. A lost
+scheduler (the client cancels every future it had) raises :class:`ClusterLostError`, whose
+``draws`` keeps the chains of the tasks that had already returned.
 
 Progress: each task reports its iteration and divergences every ``report_every`` iterations
 through the scheduler's event log (``Worker.log_event`` on a topic of the run, which the client
@@ -65,11 +67,29 @@ from .parallel import (
     split_chains,
 )
 
-__all__ = ["DaskCluster", "InProcess", "LocalProcesses", "as_executor", "run_mcmc"]
+__all__ = ["ClusterLostError", "DaskCluster", "InProcess", "LocalProcesses", "as_executor",
+           "run_mcmc"]
 
 _POLL_S = 0.05  # the parent's loop: progress, results, should_stop
 _STOP_POLL_S = 0.25  # a Dask task's look at the run's stop event (a round trip to the scheduler)
 _EMBED_BYTES = 1 << 20  # larger models are scattered to the workers once, not sent per task
+
+
+class ClusterLostError(RuntimeError):
+    """The cluster lost the run's tasks (the scheduler went away); ``draws`` holds the chains
+    whose tasks had returned (a ``Draws``, or None when none had)."""
+
+    def __init__(self, message: str, draws: Draws | None) -> None:
+        super().__init__(message)
+        self.draws = draws
+
+
+class _TasksLostError(Exception):
+    """Raised by an executor: the tasks still running were lost; ``results`` those returned."""
+
+    def __init__(self, results: dict[int, Any], why: str) -> None:
+        super().__init__(why)
+        self.results, self.why = results, why
 
 
 class _Tracker:
@@ -86,6 +106,12 @@ class _Tracker:
         self.divergences = [0] * len(groups)
         self.started: set[int] = set()
         self.shown = 0
+
+    def finish(self, task: int, part: Any) -> None:
+        """A task's result: its last iteration and divergences, as its last report says."""
+        if not part[4]:  # not interrupted: every iteration ran
+            divergences = int(part[3]["divergences"]) + int(part[2]["divergent"].sum())
+            self.report(task, {"iteration": self.bar.total, "divergences": divergences})
 
     def report(self, task: int, info: dict) -> None:
         self.started.add(task)
@@ -278,6 +304,12 @@ class DaskCluster:
                     if t in results or f.status in ("pending", "lost"):  # lost: re-run
                         continue
                     if f.status == "cancelled":
+                        if not stopped:  # not ours: the client lost the scheduler
+                            returned = {k: v for k, v in results.items() if v is not None}
+                            raise _TasksLostError(returned, f"the connection to the Dask "
+                                                  f"scheduler at {client.scheduler.address} was "
+                                                  f"lost (or the run's tasks were cancelled by "
+                                                  f"someone else)")
                         results[t] = None
                         continue
                     try:
@@ -287,6 +319,8 @@ class DaskCluster:
                                            f"the cluster: {type(e).__name__}: {e}") from e
                     rewarn(relay, relayed)
                     results[t] = part
+                    # its last progress report may come after its result (another channel)
+                    run.tracker.finish(t, part)
                 if not stopped and run.stop_requested():
                     stopped = True
                     self._stop(client, stop_event, futures, run.tracker, results)
@@ -300,7 +334,8 @@ class DaskCluster:
             pending = [f for f in futures if f.status == "pending"]
             if pending:  # an error or a second Ctrl-C: nothing of this run stays queued
                 client.cancel(pending, force=True)
-            client.unsubscribe_topic(name)
+            if client.status == "running":  # (not after the scheduler went away)
+                client.unsubscribe_topic(name)
         return {t: p for t, p in results.items() if p is not None}, stopped
 
     @staticmethod
@@ -379,8 +414,23 @@ def run_mcmc(model: Any, executor: Any, *, n_samples: int, warmup: int, chains: 
 
     tracker = _Tracker(bar, groups, warmup)
     # should_stop, or the host's safe point raising (Ctrl-C in R...): the draws so far are kept
-    results, stopped = executor.run(_Run(blob, groups, settings, tracker,
-                                         lambda: stop_requested(should_stop)))
+    try:
+        results, stopped = executor.run(_Run(blob, groups, settings, tracker,
+                                             lambda: stop_requested(should_stop)))
+    except _TasksLostError as e:
+        kept = sorted(e.results)
+        draws = None
+        if kept:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SamplingInterrupted)
+                draws = merge_parts([e.results[t] for t in kept], total, True)
+            draws.node_names = dict(zip(model.variables, model.variable_names()))
+        done = [c for t in kept for c in groups[t]]
+        lost = [c for c in range(chains) if c not in set(done)]
+        raise ClusterLostError(f"mcmc: {e.why}; chains {lost} were lost"
+                               + (f", chains {done} had finished and are kept in this error's "
+                                  f".draws" if done else ", no chain had finished"),
+                               draws) from None
     if not results:
         raise RuntimeError("mcmc: interrupted before any chain started; no draws")
     kept = sorted(results)

@@ -225,3 +225,33 @@ def test_killed_worker_task_reruns_with_the_same_draws(cluster) -> None:
     assert victim.wait(timeout=30) == -signal.SIGKILL
     assert not d.interrupted
     _same(undisturbed, d)
+
+
+def test_lost_scheduler_is_a_clear_error_keeping_the_finished_chains(cluster) -> None:
+    # last in this module: it kills the module's scheduler
+    from tensorbridge.runtime.ppl.executors import ClusterLostError
+
+    m = _eight_schools()
+    kw = {"n_samples": 100, "warmup": 100, "chains": 8, "seed": 3, "progress": False,
+          "backend": "numpy"}
+    undisturbed = tb.mcmc(m, **kw)
+    cluster.ensure_workers(2)
+    scheduler = cluster.procs[0]
+    killed: list[int] = []
+
+    def cb(info: dict) -> None:
+        # four tasks on two one-thread workers: past 3/4 of the iterations on average, the
+        # first two tasks have returned (the last two started only when they had finished)
+        if not killed and info["iteration"] >= 150:
+            scheduler.kill()
+            killed.append(scheduler.wait(timeout=30))
+
+    with pytest.raises(ClusterLostError, match=r"scheduler .* was lost.*chains \[4, 5, 6, 7\] "
+                                               r"were lost, chains \[0, 1, 2, 3\] had finished"
+                       ) as err:
+        tb.mcmc(m, cluster=cluster.client, callback=cb, callback_every=10, **kw)
+    assert killed == [-signal.SIGKILL]
+    kept = err.value.draws
+    assert kept.chains == 4 and kept.n_draws == 100
+    for k in kept.names:
+        np.testing.assert_array_equal(kept[k], undisturbed[k][:4], err_msg=k)
