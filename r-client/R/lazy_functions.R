@@ -180,10 +180,4 @@ chol.tb_lazy_array <- function(x, ...) {
   t(lazy_op("cholesky", x))
 }
 
-#' @export
-solve.tb_lazy_array <- function(a, b, ...) {
-  stop(paste0(
-    "solve: not available for lazy arrays yet; for a symmetric positive-definite a, use ",
-    "L <- t(chol(a)) and solve with L and t(L), or write the model in terms of chol(a)"
-  ), call. = FALSE)
-}
+# solve.tb_lazy_array: in maths_functions.R

@@ -263,7 +263,9 @@ r_operands <- function(e1, e2, op) {
 math_map <- c(
   abs = "abs", sign = "sign", sqrt = "sqrt", floor = "floor", ceiling = "ceil",
   exp = "exp", expm1 = "expm1", log = "log", log1p = "log1p", cos = "cos", sin = "sin",
-  tan = "tan", tanh = "tanh", lgamma = "lgamma", digamma = "digamma", round = "round"
+  tan = "tan", tanh = "tanh", lgamma = "lgamma", digamma = "digamma", round = "round",
+  acos = "arccos", asin = "arcsin", atan = "arctan", acosh = "arccosh", asinh = "arcsinh",
+  atanh = "arctanh", cospi = "cospi", sinpi = "sinpi", tanpi = "tanpi", trigamma = "trigamma"
 )
 
 #' @export
