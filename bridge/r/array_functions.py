@@ -267,9 +267,18 @@ def tapply(x: Any, groups: Any, fun: str) -> dict[str, Any]:
         raise ValueError(f"tapply: FUN must be one of {', '.join(_REDUCTIONS)} for lazy "
                          f"arrays, not {fun!r}")
     v = _flat(_lazy(x, "tapply", "X"))
-    groups = groups if isinstance(groups, (list, tuple)) else [groups]
-    parts = [getattr(tb, fun)(tb.take(v, _ints(g), 0), keepdims=True) for g in groups]
-    return _out(tb.reshape(tb.concat(parts, 0), (-1, 1)))
+    groups = [_ints(g) for g in (groups if isinstance(groups, (list, tuple)) else [groups])]
+    if fun in ("sum", "mean"):  # one scatter-add (tb.segment_sum), whatever the groups
+        ids = [0] * v.shape[0]
+        for k, g in enumerate(groups):
+            for i in g:
+                ids[i] = k
+        out = tb.segment_sum(v, ids, num_segments=len(groups))
+        if fun == "mean":
+            out = out / np.array([float(len(g)) for g in groups])
+    else:
+        out = tb.concat([getattr(tb, fun)(tb.take(v, g, 0), keepdims=True) for g in groups], 0)
+    return _out(tb.reshape(out, (-1, 1)))
 
 
 def margin_reduce(x: Any, fun: str, axes: Any) -> dict[str, Any]:

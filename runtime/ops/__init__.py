@@ -30,7 +30,7 @@ from .arithmetic import (
     subtract,
     where,
 )
-from .array_functions import cumprod, kron, outer, repeat, tile
+from .array_functions import cumprod, kron, outer, repeat, segment_sum, tile
 from .creation import (
     arange,
     eye,

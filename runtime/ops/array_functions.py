@@ -1,4 +1,4 @@
-"""Array functions built from other ops: cumprod, outer, kron, repeat, tile.
+"""Array functions built from other ops: cumprod, outer, kron, repeat, tile, segment_sum.
 
 Each is a composite (no kernel of its own): traces, autodiff and both lowerings see the
 reshapes, broadcasts, slices and products it is made of, so every backend has it at once.
@@ -13,12 +13,12 @@ from .. import dtypes as D
 from ..tensor import Tensor
 from .arguments import normalize_axes
 from .arithmetic import multiply
-from .creation import as_tensor
+from .creation import as_tensor, zeros
 from .elementwise import cast
-from .indexing import take
+from .indexing import index_add, take
 from .shape import broadcast_to, concat, reshape
 
-__all__ = ["cumprod", "kron", "outer", "repeat", "tile"]
+__all__ = ["cumprod", "kron", "outer", "repeat", "segment_sum", "tile"]
 
 
 def _count(value: Any, what: str) -> int:
@@ -120,3 +120,25 @@ def tile(x: Any, reps: Any) -> Tensor:
     y = reshape(x, tuple(d for s in shape for d in (1, s)))
     y = broadcast_to(y, tuple(d for r, s in zip(reps_t, shape) for d in (r, s)))
     return reshape(y, tuple(r * s for r, s in zip(reps_t, shape)))
+
+
+def segment_sum(data: Any, segment_ids: Any, num_segments: int | None = None) -> Tensor:
+    """TensorFlow's ``segment_sum`` (unsorted): ``out[k] = sum of data[i] with
+    segment_ids[i] == k`` along the first axis; ``num_segments`` defaults to the largest id
+    plus one (segments with no entries are zero). The ids are data (integers known now)."""
+    data = as_tensor(data, "data")
+    if data.ndim == 0:
+        raise ValueError("segment_sum: data needs a rank of at least 1")
+    raw = segment_ids.tolist() if hasattr(segment_ids, "tolist") else segment_ids
+    if not isinstance(raw, (list, tuple)):
+        raw = [raw]
+    ids = [_count(i, "segment_sum: each of segment_ids") for i in raw]
+    if len(ids) != data.shape[0]:
+        raise ValueError(f"segment_sum: segment_ids has {len(ids)} entries; data has "
+                         f"{data.shape[0]} along its first axis")
+    n = max(ids, default=-1) + 1 if num_segments is None else \
+        _count(num_segments, "segment_sum: num_segments")
+    if ids and max(ids) >= n:
+        raise ValueError(f"segment_sum: segment id {max(ids)} is not below num_segments = {n}")
+    out = zeros((n, *data.shape[1:]), data.dtype, data.backend)
+    return index_add(out, (ids,), data) if ids else out

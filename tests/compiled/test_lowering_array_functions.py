@@ -1,6 +1,7 @@
-"""cumprod, kron, outer, repeat, tile and index_update (greta's ``[<-``) in a model: they are
-composites of lowered ops, so the model's density and gradient lower to C and to JavaScript
-and match the NumPy program (and finite differences, through the shared checks)."""
+"""cumprod, kron, outer, repeat, tile, segment_sum and index_update (greta's ``[<-``) in a
+model: they are composites of lowered ops, so the model's density and gradient lower to C and
+to JavaScript and match the NumPy program (and finite differences, through the shared
+checks)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def _array_model() -> tb.Model:
     z = tb.index_update(tb.as_data(np.zeros(6)), (np.array([1, 4]),), tb.reshape(x, (-1,))[1:3])
     mean = (tb.sum(tb.cumprod(tb.tanh(x) + 1.0, 0)) + tb.sum(tb.kron(m, m) * 0.1)
             + tb.sum(tb.outer(x, x) * 0.1) + tb.sum(tb.repeat(x, [1, 0, 2, 1]))
-            + tb.sum(tb.tile(m, (2, 1))) + tb.sum(z * z))
+            + tb.sum(tb.tile(m, (2, 1))) + tb.sum(z * z)
+            + tb.sum(tb.square(tb.segment_sum(x, [1, 0, 1, 1]))))
     tb.distribution(tb.as_data(np.array([1.0, 2.0])), tb.normal(mean, 3.0))
     return tb.model(x=x)
 

@@ -18,6 +18,12 @@ def _np_cumprod_rev(x: np.ndarray, axis: int) -> np.ndarray:
     return np.flip(np.cumprod(np.flip(x, axis), axis), axis)
 
 
+def _np_segment_sum(x: np.ndarray, ids: list[int], n: int) -> np.ndarray:
+    out = np.zeros((n, *x.shape[1:]))
+    np.add.at(out, ids, x)
+    return out
+
+
 CASES: list[tuple[str, Callable[..., Any], Callable[..., Any], list[np.ndarray]]] = [
     ("cumprod", lambda x: tb.cumprod(x, 1), lambda x: np.cumprod(x, 1), [r(2, 4)]),
     ("cumprod_reverse", lambda x: tb.cumprod(x, 0, reverse=True),
@@ -34,6 +40,10 @@ CASES: list[tuple[str, Callable[..., Any], Callable[..., Any], list[np.ndarray]]
     ("repeat_flat", lambda x: tb.repeat(x, 2), lambda x: np.repeat(x, 2), [r(2, 2)]),
     ("tile", lambda x: tb.tile(x, (2, 3)), lambda x: np.tile(x, (2, 3)), [r(2, 2)]),
     ("tile_ranks", lambda x: tb.tile(x, (2, 1, 2)), lambda x: np.tile(x, (2, 1, 2)), [r(3)]),
+    ("segment_sum", lambda x: tb.segment_sum(x, [2, 0, 2, 1, 0]),
+     lambda x: _np_segment_sum(x, [2, 0, 2, 1, 0], 3), [r(5, 2)]),
+    ("segment_sum_empty_segment", lambda x: tb.segment_sum(x, [0, 3, 0], num_segments=5),
+     lambda x: _np_segment_sum(x, [0, 3, 0], 5), [r(3)]),
 ]
 
 
@@ -65,6 +75,10 @@ def test_bad_arguments_are_named() -> None:
         tb.tile(x, (1.5, 2))
     with pytest.raises(ValueError, match="cumprod: x needs a rank"):
         tb.cumprod(tb.tensor(2.0))
+    with pytest.raises(ValueError, match="segment_sum: segment_ids has 1 entries; data has 2"):
+        tb.segment_sum(x, [0])
+    with pytest.raises(ValueError, match="segment id 3 is not below num_segments = 2"):
+        tb.segment_sum(x, [0, 3], num_segments=2)
 
 
 def test_on_lazy_arrays() -> None:

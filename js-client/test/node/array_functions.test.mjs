@@ -1,5 +1,5 @@
 // The runtime's array functions through the JS door (tfjs backend): cumprod, outer, kron,
-// repeat and tile against values worked by hand, and cumprod's gradient.
+// repeat, tile and segmentSum against values worked by hand, and cumprod's gradient.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { boot } from "./helpers.mjs";
@@ -29,6 +29,8 @@ test("cumprod, outer, kron, repeat and tile give NumPy's values", async () => {
   assert.deepEqual(await (await tb.repeat(x, [1, 0, 2], tb.kw({ axis: 1 }))).array(),
     [[1, 0, 0], [3, 2, 2]]);
   assert.deepEqual(await (await tb.tile(v, [2, 2])).array(), [[1, 2, 1, 2], [1, 2, 1, 2]]);
+  assert.deepEqual(await (await tb.segmentSum(await tb.tensor([1, 2, 3, 4]), [1, 0, 1, 1]))
+    .array(), [2, 8]);
   await assert.rejects(tb.repeat(x, [1, 2], tb.kw({ axis: 1 })), /repeat: repeats has 2 counts/);
 });
 
