@@ -382,59 +382,17 @@ export interface ProgressInfo {
   elapsed: number;
 }
 
-/** The sampler kernel and its options (NUTS: maxDepth; HMC: nLeapfrog; greta's: maxTreedepth,
- * lMin/lMax (leapfrog steps drawn per iteration), epsilon (initial step size), diagSd (initial
- * metric sds); rwmh: proposal, epsilon, diagSd; slice: maxDoublings). greta's options, rwmh
- * and slice run on the interpreted sampler. */
+/** The sampler kernel and its options (NUTS: maxDepth; HMC: nLeapfrog). */
 export interface McmcSamplerOptions {
-  kind: "nuts" | "hmc" | "rwmh" | "slice";
+  kind: "nuts" | "hmc";
   maxDepth?: number;
   nLeapfrog?: number;
   targetAccept?: number;
   stepSize?: number;
-  maxTreedepth?: number;
-  lMin?: number;
-  lMax?: number;
-  epsilon?: number;
-  diagSd?: number | number[];
-  proposal?: "normal" | "uniform";
-  maxDoublings?: number;
-}
-
-/** greta's extra_samples: more draws of the same chains (no new warmup). */
-export interface ExtraSamplesOptions {
-  nSamples?: number;
-  thin?: number;
-  /** onProgress every this many iterations (default 50). */
-  callbackEvery?: number;
-  onProgress?: (info: ProgressInfo) => unknown;
-  signal?: AbortSignal;
-}
-
-/** greta's optimiser objects' options (each takes its own: adam learningRate, beta1, beta2,
- * epsilon; momentum learningRate, momentum, useNesterov; lBfgsB maxcor, maxls; ...). */
-export interface OptimiserOptions {
-  learningRate?: number;
-  momentum?: number;
-  useNesterov?: boolean;
-  initialAccumulatorValue?: number;
-  rho?: number;
-  epsilon?: number;
-  decay?: number;
-  beta1?: number;
-  beta2?: number;
-  maxcor?: number;
-  maxls?: number;
-}
-
-/** An optimiser object for opt(): tb.ppl.adam({learningRate: 0.1}), ... */
-export interface Optimiser extends OptimiserOptions {
-  name: "gradient_descent" | "momentum" | "adagrad" | "adadelta" | "rms_prop" | "adam"
-    | "adamax" | "nadam" | "bfgs" | "l_bfgs_b" | "nelder_mead";
 }
 
 export interface OptOptions {
-  optimiser?: "lbfgs" | "adam" | Optimiser;
+  optimiser?: "lbfgs" | "adam";
   initialValues?: Record<string, unknown>;
   maxIterations?: number;
   tolerance?: number;
@@ -460,7 +418,7 @@ export interface McmcOptions {
   chains?: number;
   seed?: number;
   thin?: number;
-  sampler?: "nuts" | "hmc" | "rwmh" | "slice" | McmcSamplerOptions;
+  sampler?: "nuts" | "hmc" | McmcSamplerOptions;
   initialValues?: Record<string, unknown> | Record<string, unknown>[];
   /** onProgress every this many iterations (default 50). */
   callbackEvery?: number;
@@ -524,20 +482,7 @@ export interface Ppl {
   /** The lazy array as printed in Python and R: known values, `?` where unknown. */
   format(x: LazyArray): Promise<string>;
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
-  /** greta's extra_samples: the draws followed by nSamples more of the same chains. */
-  extraSamples(draws: Draws, options?: ExtraSamplesOptions): Promise<Draws>;
   opt(model: PyProxy, options?: OptOptions): Promise<OptResult>;
-  gradientDescent(options?: OptimiserOptions): Optimiser;
-  momentum(options?: OptimiserOptions): Optimiser;
-  adagrad(options?: OptimiserOptions): Optimiser;
-  adadelta(options?: OptimiserOptions): Optimiser;
-  rmsProp(options?: OptimiserOptions): Optimiser;
-  adam(options?: OptimiserOptions): Optimiser;
-  adamax(options?: OptimiserOptions): Optimiser;
-  nadam(options?: OptimiserOptions): Optimiser;
-  bfgs(options?: OptimiserOptions): Optimiser;
-  lBfgsB(options?: OptimiserOptions): Optimiser;
-  nelderMead(options?: OptimiserOptions): Optimiser;
   bernoulli: Dist; beta: Dist; betaBinomial: Dist; binomial: Dist; categorical: Dist;
   cauchy: Dist; chiSquared: Dist; dirichlet: Dist; exponential: Dist; gamma: Dist;
   inverseGamma: Dist; laplace: Dist; lkjCorrelation: Dist; logistic: Dist; lognormal: Dist;
@@ -623,8 +568,6 @@ export interface TensorBridge {
   exp: Op; log: Op; log1p: Op; expm1: Op; sqrt: Op; rsqrt: Op; square: Op; abs: Op;
   negative: Op; reciprocal: Op; tanh: Op; sigmoid: Op; softplus: Op; sin: Op; cos: Op; tan: Op;
   erf: Op; erfc: Op; lgamma: Op; digamma: Op; polygamma: Op; sign: Op; floor: Op; ceil: Op;
-  arcsin: Op; arccos: Op; arctan: Op; arcsinh: Op; arccosh: Op; arctanh: Op; sinpi: Op;
-  cospi: Op; tanpi: Op; trigamma: Op; solve: Op; eigh: Op;
   round: Op; isnan: Op; isfinite: Op; relu: Op; elu: Op; gelu: Op; selu: Op; softmax: Op;
   log_softmax: Op; sum: Op; mean: Op; prod: Op; max: Op; min: Op; logsumexp: Op; argmax: Op;
   argmin: Op; cumsum: Op; cumprod: Op; outer: Op; kron: Op; repeat: Op; tile: Op;
@@ -639,7 +582,7 @@ export interface TensorBridge {
   lessEqual: Op; greaterEqual: Op; logicalAnd: Op; logicalOr: Op; expandDims: Op;
   broadcastTo: Op; indexUpdate: Op; indexAdd: Op; oneHot: Op; triangularSolve: Op;
   zerosLike: Op; onesLike: Op; fullLike: Op; argMax: Op; argMin: Op; clipByValue: Op;
-  range: Op; asin: Op; acos: Op; atan: Op; asinh: Op; acosh: Op; atanh: Op;
+  range: Op;
 }
 
 export function loadTensorBridge(options?: LoadOptions): Promise<TensorBridge>;
