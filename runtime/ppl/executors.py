@@ -77,11 +77,12 @@ _EMBED_BYTES = 1 << 20  # larger models are scattered to the workers once, not s
 
 class ClusterLostError(RuntimeError):
     """The cluster lost the run's tasks (the scheduler went away); ``draws`` holds the chains
-    whose tasks had returned (a ``Draws``, or None when none had)."""
+    whose tasks had returned (a ``Draws``, or None when none had), ``chains`` their indices
+    in the run."""
 
-    def __init__(self, message: str, draws: Draws | None) -> None:
+    def __init__(self, message: str, draws: Draws | None, chains: list[int]) -> None:
         super().__init__(message)
-        self.draws = draws
+        self.draws, self.chains = draws, chains
 
 
 class _TasksLostError(Exception):
@@ -430,7 +431,7 @@ def run_mcmc(model: Any, executor: Any, *, n_samples: int, warmup: int, chains: 
         raise ClusterLostError(f"mcmc: {e.why}; chains {lost} were lost"
                                + (f", chains {done} had finished and are kept in this error's "
                                   f".draws" if done else ", no chain had finished"),
-                               draws) from None
+                               draws, done) from None
     if not results:
         raise RuntimeError("mcmc: interrupted before any chain started; no draws")
     kept = sorted(results)

@@ -158,9 +158,10 @@ def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
     def cb(info: dict) -> None:
         seen["it"] = info["iteration"]
 
-    # 4 tasks on 2 one-thread workers: two run, two wait; a run that would take hours
+    # 4 tasks on 2 one-thread workers: two run, two wait; a run that would take hours. No
+    # warmup: a task that has reported (5 iterations) has draws, however late it started
     with pytest.warns(RuntimeWarning, match="interrupted"):
-        d = tb.mcmc(m, n_samples=1_000_000, warmup=20, chains=8, seed=0, progress=False,
+        d = tb.mcmc(m, n_samples=1_000_000, warmup=0, chains=8, seed=0, progress=False,
                     backend="numpy", cluster=cluster.client, callback=cb, callback_every=5,
                     should_stop=lambda: seen["it"] >= 20)
     assert d.interrupted and d.chains == 4 and 0 < d.n_draws < 1_000_000
@@ -180,8 +181,8 @@ def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster) -> None
             sent.append(info["iteration"])
             os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, delivered to this process
 
-    with pytest.warns(RuntimeWarning, match="interrupted"):
-        d = tb.mcmc(m, n_samples=1_000_000, warmup=20, chains=8, seed=0, progress=False,
+    with pytest.warns(RuntimeWarning, match="interrupted"):  # no warmup: as above
+        d = tb.mcmc(m, n_samples=1_000_000, warmup=0, chains=8, seed=0, progress=False,
                     backend="numpy", cluster=cluster.client, callback=cb, callback_every=5)
     assert sent and d.interrupted and d.chains == 4 and 0 < d.n_draws < 1_000_000
     assert not any(k.startswith("tensorbridge-mcmc-")
@@ -240,18 +241,17 @@ def test_lost_scheduler_is_a_clear_error_keeping_the_finished_chains(cluster) ->
     killed: list[int] = []
 
     def cb(info: dict) -> None:
-        # four tasks on two one-thread workers: past 3/4 of the iterations on average, the
-        # first two tasks have returned (the last two started only when they had finished)
+        # four tasks on two one-thread workers, at most two running: past 3/4 of the
+        # iterations on average, at least two tasks have finished
         if not killed and info["iteration"] >= 150:
             scheduler.kill()
             killed.append(scheduler.wait(timeout=30))
 
-    with pytest.raises(ClusterLostError, match=r"scheduler .* was lost.*chains \[4, 5, 6, 7\] "
-                                               r"were lost, chains \[0, 1, 2, 3\] had finished"
-                       ) as err:
+    with pytest.raises(ClusterLostError, match=r"scheduler .* was lost.*chains \[.*\] were "
+                                               r"lost, chains \[.*\] had finished") as err:
         tb.mcmc(m, cluster=cluster.client, callback=cb, callback_every=10, **kw)
     assert killed == [-signal.SIGKILL]
-    kept = err.value.draws
-    assert kept.chains == 4 and kept.n_draws == 100
-    for k in kept.names:
-        np.testing.assert_array_equal(kept[k], undisturbed[k][:4], err_msg=k)
+    kept, chains = err.value.draws, err.value.chains
+    assert len(chains) >= 2 and kept.chains == len(chains) and kept.n_draws == 100
+    for k in kept.names:  # the finished chains are the undisturbed run's
+        np.testing.assert_array_equal(kept[k], undisturbed[k][chains], err_msg=k)
