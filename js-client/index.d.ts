@@ -568,6 +568,8 @@ export interface TensorBridge {
   exp: Op; log: Op; log1p: Op; expm1: Op; sqrt: Op; rsqrt: Op; square: Op; abs: Op;
   negative: Op; reciprocal: Op; tanh: Op; sigmoid: Op; softplus: Op; sin: Op; cos: Op; tan: Op;
   erf: Op; erfc: Op; lgamma: Op; digamma: Op; polygamma: Op; sign: Op; floor: Op; ceil: Op;
+  arcsin: Op; arccos: Op; arctan: Op; arcsinh: Op; arccosh: Op; arctanh: Op; sinpi: Op;
+  cospi: Op; tanpi: Op; trigamma: Op; solve: Op; eigh: Op;
   round: Op; isnan: Op; isfinite: Op; relu: Op; elu: Op; gelu: Op; selu: Op; softmax: Op;
   log_softmax: Op; sum: Op; mean: Op; prod: Op; max: Op; min: Op; logsumexp: Op; argmax: Op;
   argmin: Op; cumsum: Op; cumprod: Op; outer: Op; kron: Op; repeat: Op; tile: Op;
@@ -582,7 +584,7 @@ export interface TensorBridge {
   lessEqual: Op; greaterEqual: Op; logicalAnd: Op; logicalOr: Op; expandDims: Op;
   broadcastTo: Op; indexUpdate: Op; indexAdd: Op; oneHot: Op; triangularSolve: Op;
   zerosLike: Op; onesLike: Op; fullLike: Op; argMax: Op; argMin: Op; clipByValue: Op;
-  range: Op;
+  range: Op; asin: Op; acos: Op; atan: Op; asinh: Op; acosh: Op; atanh: Op;
 }
 
 export function loadTensorBridge(options?: LoadOptions): Promise<TensorBridge>;

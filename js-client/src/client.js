@@ -22,6 +22,8 @@ export class DisposedError extends Error {
 const UNARY = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "abs", "negative",
   "reciprocal", "tanh", "sigmoid", "softplus", "sin", "cos", "tan", "erf", "erfc", "lgamma",
   "digamma", "sign", "floor", "ceil", "round", "isnan", "isfinite", "logical_not", "relu", "elu",
+  "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sinpi", "cospi", "tanpi",
+  "trigamma",
   "gelu", "selu", "softmax", "log_softmax", "cholesky", "stop_gradient", "flatten"];
 const BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "mod",
   "floor_divide", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
@@ -30,7 +32,7 @@ const OTHER = ["where", "clip", "sum", "mean", "prod", "max", "min", "logsumexp"
   "argmin", "cumsum", "cumprod", "outer", "kron", "repeat", "tile", "segment_sum", "reshape",
   "transpose", "expand_dims", "squeeze", "concat", "stack",
   "broadcast_to", "swapaxes", "getitem", "take", "index_update", "index_add", "one_hot",
-  "triangular_solve", "tril", "triu", "cast", "zeros", "ones", "full", "eye", "arange",
+  "triangular_solve", "solve", "eigh", "tril", "triu", "cast", "zeros", "ones", "full", "eye", "arange",
   "linspace", "zeros_like", "ones_like", "full_like", "polygamma"];
 export const OPS = [...UNARY, ...BINARY, ...OTHER];
 const camel = (n) => n.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
@@ -38,7 +40,8 @@ const camel = (n) => n.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
  * zerosLike...) plus TF.js's own spellings. Same arguments as the runtime's op. */
 export const TFJS_NAMES = { ...Object.fromEntries(OPS.filter((n) => n.includes("_"))
   .map((n) => [camel(n), n])), argMax: "argmax", argMin: "argmin", clipByValue: "clip",
-  range: "arange" };
+  range: "arange", asin: "arcsin", acos: "arccos", atan: "arctan", asinh: "arcsinh",
+  acosh: "arccosh", atanh: "arctanh" };
 // method name on Tensor -> op
 const METHODS = { add: "add", sub: "subtract", mul: "multiply", div: "divide", pow: "power",
   neg: "negative", matmul: "matmul", ...Object.fromEntries([...UNARY, ...OTHER].map((n) => [n, n])),

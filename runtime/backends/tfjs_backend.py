@@ -333,7 +333,7 @@ def install(tf: Any, *, name: str = NAME, default: bool = False) -> TfjsBackend:
 # --------------------------------------------------------------------------------------------
 _UNARY_SAME = (
     "neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal tanh sigmoid softplus sin cos "
-    "tan erf erfc lgamma digamma floor ceil round"
+    "tan erf erfc lgamma digamma floor ceil round arcsin arccos arctan arcsinh arccosh arctanh"
 ).split()
 _UNARY_BOOL = ("logical_not", "isnan", "isfinite")
 _BINARY_SAME = "add sub mul div floordiv mod pow maximum minimum".split()
@@ -549,6 +549,18 @@ def _register_kernels(H: Any, name: str) -> None:
     def _triangular_solve(a: Any, b: Any, *, lower: bool, transpose_a: bool) -> Any:
         return _mk(H.triangular_solve(a.id, b.id, bool(lower), bool(transpose_a)), b.shape,
                    b.dtype)
+
+    @k("solve")
+    def _solve(a: Any, b: Any) -> Any:
+        i = H.solve(a.id, b.id)
+        if i == 0:
+            raise ValueError("solve: the matrix is singular")
+        return _mk(i, b.shape, b.dtype)
+
+    @k("eigh")
+    def _eigh(a: Any) -> Any:
+        n = a.shape[-1]
+        return _mk(H.eigh(a.id), (*a.shape[:-2], n + 1, n), a.dtype)
 
     @k("fill")
     def _fill(*, shape: tuple[int, ...], value: Any, dtype: DType) -> Any:

@@ -445,6 +445,87 @@ function makeHost(tf) {
     }
     return put(tf.tensor(out, b.shape, "float32"));
   };
+  H.solve = (aid, bid) => {
+    // A^-1 B by Gaussian elimination with partial pivoting (in float64); batch dims equal
+    const a = get(aid), b = get(bid), n = a.shape[a.rank - 1], k = b.shape[b.rank - 1];
+    const av = a.dataSync(), bv = b.dataSync(), out = new Float32Array(bv.length);
+    const batch = n * k ? bv.length / (n * k) : 0, w = n + k;
+    for (let bi = 0; bi < batch; bi++) {
+      const M = new Float64Array(n * w);
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) M[i * w + j] = av[bi * n * n + i * n + j];
+        for (let c = 0; c < k; c++) M[i * w + n + c] = bv[bi * n * k + i * k + c];
+      }
+      for (let c = 0; c < n; c++) {
+        let p = c;
+        for (let r = c + 1; r < n; r++) if (Math.abs(M[r * w + c]) > Math.abs(M[p * w + c])) p = r;
+        if (M[p * w + c] === 0) return 0;  // singular: Python raises
+        if (p !== c) {
+          for (let j = 0; j < w; j++) {
+            const t = M[c * w + j]; M[c * w + j] = M[p * w + j]; M[p * w + j] = t;
+          }
+        }
+        for (let r = c + 1; r < n; r++) {
+          const f = M[r * w + c] / M[c * w + c];
+          if (f !== 0) for (let j = c; j < w; j++) M[r * w + j] -= f * M[c * w + j];
+        }
+      }
+      for (let c = 0; c < k; c++) {
+        for (let i = n - 1; i >= 0; i--) {
+          let s = M[i * w + n + c];
+          for (let j = i + 1; j < n; j++) s -= M[i * w + j] * M[j * w + n + c];
+          M[i * w + n + c] = s / M[i * w + i];
+          out[bi * n * k + i * k + c] = M[i * w + n + c];
+        }
+      }
+    }
+    return put(tf.tensor(out, b.shape, "float32"));
+  };
+  H.eigh = (aid) => {
+    // cyclic Jacobi on the symmetric matrix of A's lower triangle (as python_backend's
+    // _jacobi_eigh): [..., n + 1, n], the eigenvalues ascending then the eigenvectors' matrix
+    const a = get(aid), n = a.shape[a.rank - 1], av = a.dataSync();
+    const batch = n ? av.length / (n * n) : 0, out = new Float32Array(batch * (n + 1) * n);
+    for (let bi = 0; bi < batch; bi++) {
+      const S = new Float64Array(n * n), V = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) {
+        V[i * n + i] = 1;
+        for (let j = 0; j < n; j++) {
+          S[i * n + j] = av[bi * n * n + Math.max(i, j) * n + Math.min(i, j)];
+        }
+      }
+      for (let sweep = 0; sweep < 100; sweep++) {
+        let off = 0;
+        for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) off += S[i * n + j] ** 2;
+        if (off === 0 || !Number.isFinite(off)) break;
+        for (let p = 0; p < n - 1; p++) {
+          for (let q = p + 1; q < n; q++) {
+            if (S[p * n + q] === 0) continue;
+            const theta = (S[q * n + q] - S[p * n + p]) / (2 * S[p * n + q]);
+            const t = (theta < 0 ? -1 : 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+            const c = 1 / Math.sqrt(t * t + 1), s = t * c;
+            for (let r = 0; r < n; r++) {
+              const sp = S[r * n + p], sq = S[r * n + q];
+              S[r * n + p] = c * sp - s * sq; S[r * n + q] = s * sp + c * sq;
+              const vp = V[r * n + p], vq = V[r * n + q];
+              V[r * n + p] = c * vp - s * vq; V[r * n + q] = s * vp + c * vq;
+            }
+            for (let r = 0; r < n; r++) {
+              const sp = S[p * n + r], sq = S[q * n + r];
+              S[p * n + r] = c * sp - s * sq; S[q * n + r] = s * sp + c * sq;
+            }
+          }
+        }
+      }
+      const order = [...Array(n).keys()].sort((i, j) => S[i * n + i] - S[j * n + j]);
+      const o = bi * (n + 1) * n;
+      order.forEach((i, c) => {
+        out[o + c] = S[i * n + i];
+        for (let r = 0; r < n; r++) out[o + (r + 1) * n + c] = V[r * n + i];
+      });
+    }
+    return put(tf.tensor(out, [...a.shape.slice(0, -2), n + 1, n], "float32"));
+  };
 
   // ---- creation and host transfer ---------------------------------------------------------
   H.fill = (n, value, dt) => {
