@@ -87,3 +87,17 @@ def test_on_lazy_arrays() -> None:
     a = tb.as_data(x)
     assert np.allclose(tb.calculate(tb.cumprod(a, 1)).numpy(), np.cumprod(x, 1))
     assert np.allclose(tb.calculate(tb.kron(a, a)).numpy(), np.kron(x, x))
+
+
+def test_staged_and_batched_like_eager() -> None:
+    """tb.function (staging) and vmap see the composites' ops: same values as eager."""
+    def f(x: Any) -> Any:
+        return (tb.sum(tb.cumprod(x, 0)) + tb.sum(tb.kron(x, x))
+                + tb.sum(tb.segment_sum(x, [1, 0, 1])) + tb.sum(tb.tile(x, (2,)))
+                + tb.sum(tb.repeat(x, [1, 2, 0])) + tb.sum(tb.outer(x, x)))
+
+    x = tb.tensor(np.array([0.5, -1.0, 2.0]))
+    np.testing.assert_allclose(tb.function(f)(x).numpy(), f(x).numpy(), rtol=1e-14)
+    xs = np.arange(6.0).reshape(2, 3) + 1.0
+    np.testing.assert_allclose(tb.vmap(lambda x: tb.cumprod(x, 0))(tb.tensor(xs)).numpy(),
+                               np.cumprod(xs, 1), rtol=1e-14)
