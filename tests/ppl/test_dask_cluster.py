@@ -1,8 +1,9 @@
 """mcmc(cluster=...) on a real Dask cluster: a scheduler and workers started as separate
-processes (the ``dask scheduler`` and ``dask worker`` commands) on 127.0.0.1, ports chosen by the
-OS. The same seed gives bit-identical draws in-process, on one worker and on two; a worker
-killed mid-run (SIGKILL) has its task re-run on the other and the draws do not change;
-should_stop ends the running tasks and cancels the queued ones."""
+processes (``dask scheduler`` and ``dask worker``, run by this Python) on 127.0.0.1, ports
+chosen by the OS. The same seed gives bit-identical draws in-process, on one worker and on two;
+a worker killed mid-run (SIGKILL) has its task re-run on the other and the draws do not change;
+should_stop and Ctrl-C end the running tasks and cancel the queued ones; a killed scheduler is a
+clear error that keeps the chains already returned."""
 
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ from tensorbridge.runtime.compiled.build import compiler_available  # noqa: E402
 from tensorbridge.runtime.ppl.executors import DaskCluster, InProcess  # noqa: E402
 
 _START_S = 60  # a loaded 2-core machine: a worker imports distributed and NumPy in seconds
-_BIN = Path(sys.executable).parent
 
 
 class _Cluster:
@@ -43,7 +43,8 @@ class _Cluster:
 
     def _start(self, args: list[str], log: str) -> subprocess.Popen:
         out = open(self.tmp / f"{log}.log", "wb")  # the child keeps its own descriptor
-        p = subprocess.Popen([str(_BIN / "dask"), *args], stdout=out, stderr=subprocess.STDOUT,
+        p = subprocess.Popen([sys.executable, "-m", f"distributed.cli.dask_{args[0]}", *args[1:]],
+                             stdout=out, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, env={**os.environ,
                                                             "OMP_NUM_THREADS": "1"})
         out.close()
@@ -164,8 +165,10 @@ def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
         d = tb.mcmc(m, n_samples=1_000_000, warmup=0, chains=8, seed=0, progress=False,
                     backend="numpy", cluster=cluster.client, callback=cb, callback_every=5,
                     should_stop=lambda: seen["it"] >= 20)
-    assert d.interrupted and d.chains == 4 and 0 < d.n_draws < 1_000_000
-    assert all(v.shape[:2] == (4, d.n_draws) for v in d.values.values())
+    # the tasks that had started (on one worker or both) keep their draws; the queued ones were
+    # cancelled before they ran
+    assert d.interrupted and d.chains in (2, 4) and 0 < d.n_draws < 1_000_000
+    assert all(v.shape[:2] == (d.chains, d.n_draws) for v in d.values.values())
     # nothing of the run is left on the cluster
     assert not any(k.startswith("tensorbridge-mcmc-")
                    for keys in cluster.client.processing().values() for k in map(str, keys))
@@ -184,7 +187,7 @@ def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster) -> None
     with pytest.warns(RuntimeWarning, match="interrupted"):  # no warmup: as above
         d = tb.mcmc(m, n_samples=1_000_000, warmup=0, chains=8, seed=0, progress=False,
                     backend="numpy", cluster=cluster.client, callback=cb, callback_every=5)
-    assert sent and d.interrupted and d.chains == 4 and 0 < d.n_draws < 1_000_000
+    assert sent and d.interrupted and d.chains in (2, 4) and 0 < d.n_draws < 1_000_000
     assert not any(k.startswith("tensorbridge-mcmc-")
                    for keys in cluster.client.processing().values() for k in map(str, keys))
 
