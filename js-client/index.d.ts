@@ -382,17 +382,59 @@ export interface ProgressInfo {
   elapsed: number;
 }
 
-/** The sampler kernel and its options (NUTS: maxDepth; HMC: nLeapfrog). */
+/** The sampler kernel and its options (NUTS: maxDepth; HMC: nLeapfrog; greta's: maxTreedepth,
+ * lMin/lMax (leapfrog steps drawn per iteration), epsilon (initial step size), diagSd (initial
+ * metric sds); rwmh: proposal, epsilon, diagSd; slice: maxDoublings). greta's options, rwmh
+ * and slice run on the interpreted sampler. */
 export interface McmcSamplerOptions {
-  kind: "nuts" | "hmc";
+  kind: "nuts" | "hmc" | "rwmh" | "slice";
   maxDepth?: number;
   nLeapfrog?: number;
   targetAccept?: number;
   stepSize?: number;
+  maxTreedepth?: number;
+  lMin?: number;
+  lMax?: number;
+  epsilon?: number;
+  diagSd?: number | number[];
+  proposal?: "normal" | "uniform";
+  maxDoublings?: number;
+}
+
+/** greta's extra_samples: more draws of the same chains (no new warmup). */
+export interface ExtraSamplesOptions {
+  nSamples?: number;
+  thin?: number;
+  /** onProgress every this many iterations (default 50). */
+  callbackEvery?: number;
+  onProgress?: (info: ProgressInfo) => unknown;
+  signal?: AbortSignal;
+}
+
+/** greta's optimiser objects' options (each takes its own: adam learningRate, beta1, beta2,
+ * epsilon; momentum learningRate, momentum, useNesterov; lBfgsB maxcor, maxls; ...). */
+export interface OptimiserOptions {
+  learningRate?: number;
+  momentum?: number;
+  useNesterov?: boolean;
+  initialAccumulatorValue?: number;
+  rho?: number;
+  epsilon?: number;
+  decay?: number;
+  beta1?: number;
+  beta2?: number;
+  maxcor?: number;
+  maxls?: number;
+}
+
+/** An optimiser object for opt(): tb.ppl.adam({learningRate: 0.1}), ... */
+export interface Optimiser extends OptimiserOptions {
+  name: "gradient_descent" | "momentum" | "adagrad" | "adadelta" | "rms_prop" | "adam"
+    | "adamax" | "nadam" | "bfgs" | "l_bfgs_b" | "nelder_mead";
 }
 
 export interface OptOptions {
-  optimiser?: "lbfgs" | "adam";
+  optimiser?: "lbfgs" | "adam" | Optimiser;
   initialValues?: Record<string, unknown>;
   maxIterations?: number;
   tolerance?: number;
@@ -418,7 +460,7 @@ export interface McmcOptions {
   chains?: number;
   seed?: number;
   thin?: number;
-  sampler?: "nuts" | "hmc" | McmcSamplerOptions;
+  sampler?: "nuts" | "hmc" | "rwmh" | "slice" | McmcSamplerOptions;
   initialValues?: Record<string, unknown> | Record<string, unknown>[];
   /** onProgress every this many iterations (default 50). */
   callbackEvery?: number;
@@ -482,7 +524,20 @@ export interface Ppl {
   /** The lazy array as printed in Python and R: known values, `?` where unknown. */
   format(x: LazyArray): Promise<string>;
   mcmc(model: PyProxy, options?: McmcOptions): Promise<Draws>;
+  /** greta's extra_samples: the draws followed by nSamples more of the same chains. */
+  extraSamples(draws: Draws, options?: ExtraSamplesOptions): Promise<Draws>;
   opt(model: PyProxy, options?: OptOptions): Promise<OptResult>;
+  gradientDescent(options?: OptimiserOptions): Optimiser;
+  momentum(options?: OptimiserOptions): Optimiser;
+  adagrad(options?: OptimiserOptions): Optimiser;
+  adadelta(options?: OptimiserOptions): Optimiser;
+  rmsProp(options?: OptimiserOptions): Optimiser;
+  adam(options?: OptimiserOptions): Optimiser;
+  adamax(options?: OptimiserOptions): Optimiser;
+  nadam(options?: OptimiserOptions): Optimiser;
+  bfgs(options?: OptimiserOptions): Optimiser;
+  lBfgsB(options?: OptimiserOptions): Optimiser;
+  nelderMead(options?: OptimiserOptions): Optimiser;
   bernoulli: Dist; beta: Dist; betaBinomial: Dist; binomial: Dist; categorical: Dist;
   cauchy: Dist; chiSquared: Dist; dirichlet: Dist; exponential: Dist; gamma: Dist;
   inverseGamma: Dist; laplace: Dist; lkjCorrelation: Dist; logistic: Dist; lognormal: Dist;

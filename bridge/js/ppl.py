@@ -15,10 +15,13 @@ import json
 import math
 import warnings
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import tensorbridge as tb
 
+from ...runtime import ppl as _ppl
 from ...runtime import spec
 from ...runtime.graph import Model
 from ...runtime.graph import calculate as _calculate
@@ -199,9 +202,36 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
     if isinstance(sampler, dict):
         spec = dict(sampler)
         kind = spec.pop("kind", "nuts")
-        if kind not in ("nuts", "hmc"):
-            raise ValueError(f"sampler: expected 'nuts' or 'hmc', got {kind!r}")
-        sampler = getattr(tb, kind)(**spec)
+        if kind not in _SAMPLERS:
+            raise ValueError(f"sampler: expected one of {', '.join(map(repr, _SAMPLERS))}, got "
+                             f"{kind!r}")
+        sampler = getattr(_ppl, kind)(**spec)
+    with _progress(opts, channel):
+        draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
+    return draws_result(draws)
+
+
+_SAMPLERS = ("nuts", "hmc", "rwmh", "slice")
+
+
+def extra_samples(draws: Any, options: dict[str, Any] | None = None,
+                  channel: int | None = None) -> dict[str, Any]:
+    """``tb.extra_samples`` of the Python Draws behind a JS Draws (its handle), progress and
+    the stop flag as for :func:`mcmc`."""
+    if not isinstance(draws, Draws):
+        raise TypeError(f"extraSamples: draws must be the draws of tb.mcmc, not "
+                        f"{type(draws).__name__}")
+    opts = dict(options or {})
+    with _progress(opts, channel):
+        more = tb.extra_samples(draws, **opts)
+    return draws_result(more)
+
+
+@contextmanager
+def _progress(opts: dict[str, Any], channel: int | None) -> Iterator[None]:
+    """The JS channel's progress sink and stop flag for one run (``opts`` gains
+    ``should_stop``): the ``McmcProgress`` events' fields in camelCase every ``callbackEvery``
+    iterations; an interrupt is JS's ``.interrupted``, not a warning."""
     sink = None
     if channel is not None:
         ev = _events()
@@ -216,8 +246,7 @@ def mcmc(m: Any, options: dict[str, Any] | None = None, channel: int | None = No
         opts["should_stop"] = lambda: bool(aborted(ch))
     with warnings.catch_warnings(), progress_sinks(sink):
         warnings.filterwarnings("ignore", category=tb.SamplingInterrupted)  # JS: .interrupted
-        draws = tb.mcmc(m, sampler=sampler, progress=progress, **opts)
-    return draws_result(draws)
+        yield
 
 
 def opt(m: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -228,7 +257,16 @@ def opt(m: Any, options: dict[str, Any] | None = None) -> dict[str, Any]:
     if not isinstance(m, Model):
         raise TypeError(f"opt: model must be a model from tb.ppl.model(...), not "
                         f"{type(m).__name__}")
-    res = tb.opt(m, **dict(options or {}))
+    opts = dict(options or {})
+    optimiser = opts.get("optimiser")
+    if isinstance(optimiser, dict):  # greta's optimiser objects: {name, ...their options}
+        spec = dict(optimiser)
+        name = spec.pop("name", None)
+        if name not in _ppl.optimisers.OPTIMISERS:
+            raise ValueError(f"optimiser: expected one of "
+                             f"{', '.join(_ppl.optimisers.OPTIMISERS)}, got {name!r}")
+        opts["optimiser"] = getattr(_ppl, name)(**spec)
+    res = tb.opt(m, **opts)
     par, shapes = {}, {}
     for name, v in res.par.items():
         par[name], shapes[name] = _buffer(v)

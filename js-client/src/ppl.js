@@ -18,6 +18,12 @@
 
 import { snake } from "./layers.js";
 
+// greta's optimiser objects for opt() (runtime/ppl/optimisers.py OPTIMISERS, Python names;
+// tb.ppl.gradientDescent, tb.ppl.lBfgsB... in JS)
+const OPTIMISERS = ["gradient_descent", "momentum", "adagrad", "adadelta", "rms_prop", "adam",
+  "adamax", "nadam", "bfgs", "l_bfgs_b", "nelder_mead"];
+const camel = (n) => n.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+
 // the distribution catalogue (runtime/spec.py DISTRIBUTIONS, camelCase: the spec's naming rule;
 // tests/bridge/test_front_door_spec.py fails when this list and the runtime's differ)
 const DISTRIBUTIONS = ["bernoulli", "beta", "betaBinomial", "binomial", "categorical", "cauchy",
@@ -209,6 +215,10 @@ export function makePpl(tb) {
      * `?` (e.g. "lazy array (operation) [8]\n[?, ?, ...]"). */
     async format(x) { return (await mod()).format_lazy(x); },
     mcmc: (m, options) => mcmc(m, options),
+    /** greta's extra_samples: more draws of the chains of `draws` (from tb.mcmc), going on
+     * from their last states with the adapted step size and metric; {nSamples, thin,
+     * callbackEvery, onProgress, signal} -> Draws holding the earlier draws and the new. */
+    extraSamples: (draws, options) => extraSamples(draws, options),
     /** mixture(...dists, {weights, dim}): greta's mixture; the weights (positive) have one
      * entry per distribution along their first axis. */
     mixture: (...args) => combine("mixture", args),
@@ -220,11 +230,18 @@ export function makePpl(tb) {
     icloglog: (x) => tb.op("icloglog", x),
     icauchit: (x) => tb.op("icauchit", x),
     imultilogit: (x) => tb.op("imultilogit", x),
-    /** The posterior mode: opt(model, {optimiser: "lbfgs" | "adam", initialValues,
-     * maxIterations, tolerance, learningRate, seed, adjust}) -> {par: {name: Float64Array},
-     * shapes: {name: shape}, value (log density), iterations, converged}. */
+    /** The posterior mode: opt(model, {optimiser: "lbfgs" | "adam" | an optimiser object
+     * (tb.ppl.adam({learningRate: 0.1}), ...), initialValues, maxIterations, tolerance,
+     * learningRate, seed, adjust}) -> {par: {name: Float64Array}, shapes: {name: shape},
+     * value (log density), iterations, converged}. */
     async opt(m, options = {}) {
-      const r = await (await mod()).opt(m, kwargs(options));
+      const { optimiser, ...rest } = options;
+      const opts = kwargs(rest);
+      if (optimiser !== undefined) {
+        opts.optimiser = typeof optimiser === "string" ? optimiser
+          : { ...kwargs(optimiser), name: optimiser.name };
+      }
+      const r = await (await mod()).opt(m, opts);
       for (const [k, d] of Object.entries(r.par)) {
         if (!(d instanceof Float64Array)) {
           r.par[k] = new Float64Array(d.buffer, d.byteOffset, d.byteLength / 8);
@@ -235,6 +252,10 @@ export function makePpl(tb) {
     },
   };
   for (const name of DISTRIBUTIONS) ppl[name] = (...args) => call(snake(name), args);
+  // greta's optimisers for opt(): plain objects {name, ...options in camelCase}
+  for (const name of OPTIMISERS) {
+    ppl[camel(name)] = (options = {}) => ({ ...options, name });
+  }
 
   /**
    * mcmc(model, {nSamples, warmup, chains, seed, thin, sampler: "nuts" | "hmc" |
@@ -248,6 +269,22 @@ export function makePpl(tb) {
     if (sampler !== undefined) {
       opts.sampler = typeof sampler === "string" ? sampler : kwargs(sampler);
     }
+    return withProgress(onProgress, signal, async (ch) => (await mod()).mcmc(m, opts, ch));
+  }
+
+  async function extraSamples(draws, options = {}) {
+    if (!(draws instanceof Draws)) {
+      throw new TypeError("extraSamples: draws must be the Draws of tb.mcmc");
+    }
+    const { onProgress, signal, ...rest } = options;
+    const opts = kwargs(rest);
+    return withProgress(onProgress, signal,
+      async (ch) => (await mod()).extra_samples(draws.handle, opts, ch));
+  }
+
+  /** Runs `run(channel)` (a sampler call) with onProgress fed from the event channel and
+   * `signal` setting its stop flag; its result as Draws. */
+  async function withProgress(onProgress, signal, run) {
     let failure = null;
     const ch = tb._openEvents((text) => {
       if (typeof onProgress !== "function") return;
@@ -260,7 +297,7 @@ export function makePpl(tb) {
       if (signal.aborted) onAbort(); else signal.addEventListener("abort", onAbort);
     }
     try {
-      const r = await (await mod()).mcmc(m, opts, ch);
+      const r = await run(ch);
       if (failure) throw failure;
       return new Draws(r);
     } finally {

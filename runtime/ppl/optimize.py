@@ -156,7 +156,7 @@ def _bfgs(f: Any, x: xp.ndarray, max_iter: int,
     if not xp.isfinite(fx):
         raise ValueError("opt: the log density is not finite at the initial values")
     n = x.shape[0]
-    eye = xp.eye(n)
+    eye = _eye(n)
     h = eye.copy()
     first = True
     for it in range(1, max_iter + 1):
@@ -182,12 +182,17 @@ def _bfgs(f: Any, x: xp.ndarray, max_iter: int,
                 first = False
             rho = 1.0 / sy
             a = eye - rho * (s[:, None] * y[None, :])
-            h = a @ h @ a.T + rho * (s[:, None] * s[None, :])
+            h = a @ h @ a.transpose() + rho * (s[:, None] * s[None, :])
         converged = abs(fx - f_new) <= tol * max(1.0, abs(fx))
         x, fx, g = x_new, f_new, g_new
         if converged and xp.max(xp.abs(g)) < xp.sqrt(tol):
             return x, fx, it, True
     return x, fx, max_iter, False
+
+
+def _eye(n: int) -> xp.ndarray:
+    """The identity (the pure-Python arrays have no ``eye``)."""
+    return xp.asarray([[1.0 if i == k else 0.0 for k in range(n)] for i in range(n)])
 
 
 def _nelder_mead(f: Any, x: xp.ndarray, max_iter: int,
@@ -199,7 +204,7 @@ def _nelder_mead(f: Any, x: xp.ndarray, max_iter: int,
         return fv if fv == fv else float("inf")  # NaN: worst
 
     n = x.shape[0]
-    eye = xp.eye(n)
+    eye = _eye(n)
     pts = [x.copy()] + [x + 0.5 * eye[i] for i in range(n)]  # half a unit on the free scale
     vals = [value(v) for v in pts]
     if not math.isfinite(vals[0]):

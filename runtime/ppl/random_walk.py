@@ -70,9 +70,9 @@ def slice_transition(z0: PhasePoint, step: xp.ndarray, inv_metric: xp.ndarray, t
     q, logp, grad = z0.q, z0.logp, z0.grad
     evals = 0
     stuck = xp.zeros(b, dtype=bool)
-    cols = xp.arange(n)
     for j in range(n):
-        onehot = (cols == j)[None, :]
+        # (no arange or item assignment in the pure-Python arrays)
+        onehot = xp.asarray([[1.0 if k == j else 0.0 for k in range(n)]]) > 0.5
         x0 = q[:, j]
         w = step * xp.sqrt(inv_metric[:, j])
 

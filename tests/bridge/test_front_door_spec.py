@@ -23,6 +23,7 @@ import pytest
 from tensorbridge.bridge.descriptors import WIRE_TAGS
 from tensorbridge.runtime import spec
 from tensorbridge.runtime.ppl import distributions as ppl_distributions
+from tensorbridge.runtime.ppl import optimisers as ppl_optimisers
 
 ROOT = Path(__file__).resolve().parents[2]
 R_DIR = ROOT / "r-client"
@@ -88,7 +89,11 @@ def test_variable_types_declared_in_typescript(v: spec.FunctionSpec) -> None:
 # -- options -----------------------------------------------------------------------------------
 # where the JS door declares each function's options (index.d.ts interfaces)
 JS_OPTION_INTERFACES = {"nuts": "McmcSamplerOptions", "hmc": "McmcSamplerOptions",
-                        "mcmc": "McmcOptions", "opt": "OptOptions", "fit": "ModelFitArgs"}
+                        "rwmh": "McmcSamplerOptions", "slice": "McmcSamplerOptions",
+                        "extra_samples": "ExtraSamplesOptions",
+                        "mcmc": "McmcOptions", "opt": "OptOptions", "fit": "ModelFitArgs",
+                        # greta's optimiser objects (runtime/ppl/optimisers.py)
+                        **dict.fromkeys(ppl_optimisers.OPTIMISERS, "OptimiserOptions")}
 JS_POSITIONAL = {"fit": {"x", "y"}}  # fit(x, y, options)
 
 
