@@ -431,6 +431,7 @@ _JS_NAMES = (
     "  const tb_logaddexp = TB.logaddexp, tb_expit = TB.expit, tb_expit_np = TB.expitNp;",
     "  const tb_floordiv = TB.floordiv, tb_mod = TB.mod;",
     "  const tb_lgamma = TB.lgamma, tb_digamma = TB.digamma, tb_trigamma = TB.trigamma;",
+    "  const tb_tetragamma = TB.tetragamma;",
     "  const tb_cholesky = TB.cholesky, tb_trisolve = TB.trisolve;",
 )
 _C = _CDialect()
@@ -1142,10 +1143,10 @@ def _elementwise(name: str, args: list[tuple[str, str]], dtype: str,
     if name == "sigmoid":
         return _sigmoid_template(vector).format(*vals)
     if name == "polygamma":
-        if params.get("n") not in (0, 1):
+        if params.get("n") not in (0, 1, 2):
             raise LoweringError(f"polygamma: order n={params.get('n')!r} is not lowered (only "
-                                f"n=0, digamma, and n=1, trigamma)")
-        return f"tb_{'di' if params['n'] == 0 else 'tri'}gamma({vals[0]})"
+                                f"n=0, digamma, n=1, trigamma, and n=2, tetragamma)")
+        return f"tb_{('di', 'tri', 'tetra')[params['n']]}gamma({vals[0]})"
     if name == "clip":
         lo = -float("inf") if params.get("lo") is None else params["lo"]
         hi = float("inf") if params.get("hi") is None else params["hi"]

@@ -192,6 +192,38 @@ static inline double tb_trigamma(double x) {
     }
     return tb_trigamma_pos(x);
 }
+/* tetragamma, psi2(x) = -2 sum_{k>=0} 1 / (x + k)^3 (polygamma of order 2, trigamma's
+   derivative, which the gradient of a density using trigamma needs): for x > 0 the recurrence
+   psi2(x) = -2/x^3 + psi2(x + 1) up to x >= 15 (at 10 the first term left out would be
+   1e-14 of the sum), then the asymptotic series
+   -(1/x^2 + 1/x^3 + sum_k (2k + 1) B_2k / x^(2k+2)) (B_2..B_14); for x < 0 the reflection
+   psi2(x) = psi2(1 - x) - 2 pi^3 cos(pi x) / sin^3(pi x), with r = x minus its nearest integer
+   (the ratio is the same there) and cos(pi r) = sin(pi (1/2 - |r|)) for |r| > 1/4 (exact
+   1/2 - |r|: no cancellation near the zeros of cos). SciPy's values: -inf at the poles and
+   -inf, -0 at +inf. */
+static inline double tb_tetragamma_pos(double x) {
+    double y = 0.0;
+    while (x < 15.0) {
+        y -= 2.0 / (x * x * x);
+        x += 1.0;
+    }
+    double z = 1.0 / x, z2 = z * z;
+    double s = z2 * z2 * (0.5 - z2 * (1.0 / 6.0 - z2 * (1.0 / 6.0 - z2 * (3.0 / 10.0
+               - z2 * (5.0 / 6.0 - z2 * (691.0 / 210.0 - z2 * 17.5))))));
+    return -((z2 + z2 * z + s) - y);  /* -0 when every term underflows, as SciPy's */
+}
+static inline double tb_tetragamma(double x) {
+    if (isnan(x)) return x;
+    if (x == INFINITY) return -0.0;
+    if (x <= 0.0 && x == floor(x)) return -INFINITY;
+    if (x < 0.0) {
+        double r = x - nearbyint(x), ar = fabs(r);  /* |r| <= 1/2, exact */
+        double sn = sin(3.141592653589793 * r);
+        double cs = ar > 0.25 ? sin(3.141592653589793 * (0.5 - ar)) : cos(3.141592653589793 * r);
+        return tb_tetragamma_pos(1.0 - x) - 62.01255336059963 * cs / (sn * sn * sn);
+    }
+    return tb_tetragamma_pos(x);
+}
 /* npy_divmod's floor division */
 static inline double tb_floordiv(double a, double b) {
     double mod = fmod(a, b), div, fd;

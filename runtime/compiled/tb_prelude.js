@@ -526,6 +526,34 @@ function makePrelude() {
     return trigammaPos(x);
   }
 
+  // ---- tetragamma: tb_tetragamma (tb_prelude.h), operation for operation ----
+  function tetragammaPos(x) {
+    let y = 0.0;
+    while (x < 15.0) {
+      y -= 2.0 / (x * x * x);
+      x += 1.0;
+    }
+    const z = 1.0 / x, z2 = z * z;
+    const s = z2 * z2 * (0.5 - z2 * (1.0 / 6.0 - z2 * (1.0 / 6.0 - z2 * (3.0 / 10.0
+      - z2 * (5.0 / 6.0 - z2 * (691.0 / 210.0 - z2 * 17.5))))));
+    return -((z2 + z2 * z + s) - y);
+  }
+
+  /** psi2(x), polygamma of order 2 (see tb_tetragamma in tb_prelude.h). */
+  function tetragamma(x) {
+    if (x !== x) return x;
+    if (x === Infinity) return -0.0;
+    if (x <= 0.0 && x === Math.floor(x)) return -Infinity;
+    if (x < 0.0) {
+      const r = x - nearbyint(x), ar = Math.abs(r);  // |r| <= 1/2, exact
+      const sn = Math.sin(3.141592653589793 * r);
+      const cs = ar > 0.25 ? Math.sin(3.141592653589793 * (0.5 - ar))
+        : Math.cos(3.141592653589793 * r);
+      return tetragammaPos(1.0 - x) - 62.01255336059963 * cs / (sn * sn * sn);
+    }
+    return tetragammaPos(x);
+  }
+
   // ---- erf, erfc ----
   //
   // |x| <= 1: erf(x) = x + x P(x^2), P(u) = erf(sqrt u) / sqrt u - 1 (|P| < 0.16: x + x P is
@@ -654,7 +682,7 @@ function makePrelude() {
 
   return {
     max, min, clip, sign, logaddexp, expit, expitNp, floordiv, mod, nearbyint,
-    lgamma, digamma, trigamma, erf, erfc, log1p, expm1, pow, cholesky, trisolve,
+    lgamma, digamma, trigamma, tetragamma, erf, erfc, log1p, expm1, pow, cholesky, trisolve,
     highWord, clearLow, signBit,
   };
 }

@@ -324,3 +324,18 @@ def test_inverse_trig_and_pi_functions_lower_with_their_gradients() -> None:
     want_lp, want_g = (t.numpy() for t in model.log_density_and_grad(tb.tensor(q)))
     assert_close(logp, float(want_lp), "float64", n=64, magnitude=abs(float(want_lp)))
     assert_close(grad, want_g, "float64", n=64, magnitude=float(np.max(np.abs(want_g))))
+
+
+def _trigamma_model() -> tb.Model:
+    """trigamma in a density: its gradient needs polygamma of order 2 (tb_tetragamma), at
+    positive arguments and, through the reflection, negative ones."""
+    x = tb.normal(0.0, 1.0, dim=4)
+    mean = tb.trigamma(tb.exp(x) + 0.3) + tb.trigamma(x * 0.1 - 0.5)
+    tb.distribution(tb.as_data(np.array([1.0, 2.0, 0.5, 3.0])), tb.normal(mean, 1.0))
+    return tb.model(x=x)
+
+
+def test_trigamma_lowers_with_tetragamma_in_its_gradient() -> None:
+    model = _trigamma_model()
+    assert "tb_tetragamma(" in _compile(model).source
+    _check_model(model)

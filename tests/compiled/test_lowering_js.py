@@ -406,3 +406,10 @@ def test_inverse_trig_and_pi_functions_match_numpy_and_finite_differences() -> N
 
     lj = _check_model(_trig_model())
     assert "const asin = Math.asin" in lj.source and "atanh(" in lj.source
+
+
+def test_trigamma_lowers_with_tetragamma_in_its_gradient() -> None:
+    from .test_lowering import _trigamma_model
+
+    lj = _check_model(_trigamma_model())
+    assert "tb_tetragamma(" in lj.source

@@ -46,7 +46,7 @@ pytestmark = needs_node
 
 EPS = np.finfo(np.float64).eps
 UNARY = ("lgamma", "digamma", "erf", "erfc", "expit", "expitNp", "sign", "nearbyint", "log1p",
-         "expm1", "trigamma")
+         "expm1", "trigamma", "tetragamma")
 BINARY = ("max", "min", "logaddexp", "floordiv", "mod")
 
 # ---- the C prelude, compiled as the lowered densities are ----
@@ -78,7 +78,8 @@ void tp_unary(int which, const double *x, double *y, long n) {
         case 7: r = nearbyint(v); break;
         case 8: r = log1p(v); break;
         case 9: r = expm1(v); break;
-        default: r = tb_trigamma(v); break;
+        case 10: r = tb_trigamma(v); break;
+        default: r = tb_tetragamma(v); break;
         }
         y[i] = r;
     }
@@ -953,3 +954,42 @@ def test_trigamma_against_mpmath_scipy_and_c(clib) -> None:
     cg = c[:-len(special)]
     assert np.all(np.abs(cg - exact)[finite] <= 16 * u * terms[finite])
     assert np.array_equal(cg[~is_neg], got[~is_neg])  # no libm call for x > 0: the same bits
+
+
+def test_tetragamma_against_mpmath_scipy_and_c(clib) -> None:
+    """psi2 (polygamma of order 2) in JS and C: for x > 0 every term of the recurrence and the
+    series has one sign, so the relative error is a few ulps of the terms; for x < 0 the
+    reflection subtracts two terms, held to 16 eps of their magnitudes. SciPy's values at the
+    poles and the infinities are the convention."""
+    mpmath = pytest.importorskip("mpmath")
+    from scipy.special import polygamma
+
+    rng = np.random.default_rng(12)
+    pos = np.concatenate([10.0 ** rng.uniform(-8, 8, 1500), rng.uniform(0, 12, 1500),
+                          np.arange(1.0, 40.0), [0.5, 1e300]])
+    neg = -rng.uniform(0, 30, 1000)
+    neg = neg[neg != np.floor(neg)]
+    special = np.array([0.0, -0.0, -1.0, -7.0, np.inf, -np.inf, np.nan])
+    x = np.concatenate([pos, neg, special])
+    js = run_node('const TB = load("tb_prelude.js", "makePrelude");'
+                  'output({y: input.x.map((v) => TB.tetragamma(v))});', {"x": x})["y"]
+    sp = polygamma(2, x)
+    np.testing.assert_array_equal(js[-len(special):], sp[-len(special):])
+    mpmath.mp.dps = 40
+    inner = x[:-len(special)]
+    exact = np.array([float(mpmath.polygamma(2, mpmath.mpf(float(v)))) for v in inner])
+    u = np.finfo(float).eps / 2
+    is_neg = inner < 0
+    pr = np.pi * (inner - np.round(inner))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        refl = np.abs(2 * np.pi ** 3 * np.cos(pr) / np.sin(pr) ** 3)
+    terms = np.where(is_neg, refl + np.abs(exact + refl) + np.abs(exact - refl), np.abs(exact))
+    terms = np.maximum(terms, np.finfo(float).tiny)  # -0 at 1e300 (the terms underflow)
+    finite = np.isfinite(exact)
+    got = js[:-len(special)]
+    assert np.all(np.abs(got - exact)[finite] <= 16 * u * terms[finite]), \
+        float(np.max((np.abs(got - exact) / (u * terms))[finite]))
+    c = c_unary(clib, "tetragamma", x)
+    np.testing.assert_array_equal(c[-len(special):], sp[-len(special):])
+    assert np.all(np.abs(c[:-len(special)] - exact)[finite] <= 16 * u * terms[finite])
+    assert np.array_equal(c[:-len(special)][~is_neg], got[~is_neg])  # no libm call for x > 0
