@@ -130,3 +130,19 @@ test_that("the functions sit inside a model: a lazy array of variables stays laz
     expect_s3_class(g, "tb_lazy_array")
   }
 })
+
+test_that("the same Math functions apply to tensors", {
+  skip_if_no_python()
+  v <- c(-0.75, -0.5, 0, 0.5, 1)
+  x <- as_tensor(v)
+  for (f in list(acos, asin, atan, asinh, cospi, sinpi, function(x) trigamma(x + 1),
+                 function(x) acosh(x + 2), function(x) atanh(x * 0.5),
+                 function(x) tanpi(x * 0.4), function(x) log(x + 2, base = 3))) {
+    got <- f(x)
+    expect_s3_class(got, "tb_tensor")
+    # float32 or float64 tensors: float32's accuracy bounds both
+    expect_equal(as.vector(as.array(got)), f(v), tolerance = 1e-6)
+  }
+  halves <- c(-1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2)  # exact at multiples of 1/2
+  expect_identical(as.vector(as.array(sinpi(as_tensor(halves)))) + 0, sinpi(halves) + 0)
+})
