@@ -511,7 +511,9 @@ export interface Ppl {
     dtype?: DType }): Promise<LazyArray>;
   distribution(target: LazyArray, dist: LazyArray): Promise<LazyArray>;
   model(...targets: LazyArray[]): Promise<PyProxy>;
-  model(named: Record<string, LazyArray>): Promise<PyProxy>;
+  /** Names from the keys; `precision: "single"` (greta's; default "double") computes the log
+   * density and its gradient in float32 (sampled by the interpreted sampler). */
+  model(named: Record<string, LazyArray | "double" | "single">): Promise<PyProxy>;
   /** Over draws: {data, shape: [chains, draws, ...shape], dtype: "float64"}; for given values
    * (an object keyed by variable name, or a Map keyed by lazy arrays): a Tensor. */
   calculate(target: LazyArray, values: Draws): Promise<{ data: Float64Array; shape: number[];

@@ -275,7 +275,7 @@ def distribution_of(x: LazyArray) -> Any:
 
 
 # -- models -------------------------------------------------------------------------------------
-def build_model(targets: Any, names: Any, others: Any) -> Any:
+def build_model(targets: Any, names: Any, others: Any, precision: str = "double") -> Any:
     """A model of ``targets`` (lazy arrays) named ``names``.
 
     Every variable of the model gets a distinct name, so that draws hold each by name: a
@@ -285,7 +285,7 @@ def build_model(targets: Any, names: Any, others: Any) -> Any:
     """
     targets = list(targets)
     names = [str(n) for n in ([names] if isinstance(names, str) else names)]
-    m = tb.model(*targets)
+    m = tb.model(*targets, precision=precision)
     chosen: dict[VariableNode, str] = {}
     for t, n in zip(targets, names):
         if isinstance(t.node, VariableNode):
@@ -355,13 +355,17 @@ def _initial_values(m: Any, initial_values: Any) -> Any:
 
 def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin: int,
            seed: int, initial_values: Any, callback: Callable[[dict], Any] | None,
-           callback_every: int, n_cores: Any = None, backend: str = "auto") -> Any:
+           callback_every: int, n_cores: Any = None, backend: str = "auto",
+           cluster: Any = None) -> Any:
     """``mcmc()`` on R's main thread: progress goes to the R callback, a progress sink for this
     call fed the ``McmcProgress`` events' fields by their R names (snake_case) every
     ``callback_every`` iterations; a Ctrl-C ends the run with the draws taken so far
     (``Draws.interrupted``; R warns). ``n_cores`` (chains split over worker processes) is
-    passed on only when given; ``backend`` is checked by ``mcmc``."""
-    extra = {} if n_cores is None else {"n_cores": int(n_cores)}
+    passed on only when given, as ``cluster`` (:func:`cluster`'s executor); ``backend`` is
+    checked by ``mcmc``."""
+    extra: dict[str, Any] = {} if n_cores is None else {"n_cores": int(n_cores)}
+    if cluster is not None:
+        extra["cluster"] = cluster
     every = int(callback_every)
     sink = None if callback is None else every_nth(
         lambda event: callback(event.as_dict("r", kind=False)), every, "pb_update")
@@ -373,6 +377,14 @@ def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin:
                        sampler=sampler, initial_values=_initial_values(m, initial_values),
                        seed=int(seed), thin=int(thin), progress=False,
                        callback_every=every, backend=backend, **extra)
+
+
+def cluster(address: str, chains_per_task: int) -> Any:
+    """R's ``tb_cluster()``: the Dask executor for a scheduler address (connected to when
+    ``mcmc`` runs, closed after it)."""
+    from tensorbridge.runtime.ppl.executors import DaskCluster
+
+    return DaskCluster(str(address), chains_per_task=int(chains_per_task))
 
 
 def _columns(arrays: list[np.ndarray]) -> np.ndarray:

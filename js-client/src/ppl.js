@@ -168,7 +168,8 @@ export function makePpl(tb) {
       await (await mod()).distribution(target, dist);
       return target;
     },
-    /** model(mu, tau) or model({mu, tau, theta}) (names from the keys). */
+    /** model(mu, tau) or model({mu, tau, theta}) (names from the keys); greta's precision
+     * in the object: model({mu, precision: "single"}) computes in float32. */
     async model(...targets) {
       const m = await mod();
       if (targets.length === 1 && isPlainObject(targets[0])) {

@@ -11,6 +11,9 @@
 #' environment (so that [calculate()] can evaluate any array over the draws).
 #'
 #' @param ... Lazy arrays (named, or named after the expressions).
+#' @param precision `"double"` (float64) or `"single"` (float32), as greta's: the precision of
+#'   the log density and its gradient (a single-precision model samples on the NumPy
+#'   sampler; it applies on whatever backend the model's arrays live on).
 #' @return A `tb_ppl_model`.
 #' @examples
 #' \dontrun{
@@ -20,7 +23,12 @@
 #' m <- model(mu)
 #' }
 #' @export
-model <- function(...) {
+model <- function(..., precision = c("double", "single")) {
+  if (identical(precision, c("double", "single"))) precision <- "double"
+  if (!is.character(precision) || length(precision) != 1L ||
+      !precision %in% c("double", "single")) {
+    stop("model: precision must be \"double\" or \"single\"", call. = FALSE)
+  }
   targets <- list(...)
   if (!length(targets)) {
     stop("model: give at least one lazy array (usually the parameters)", call. = FALSE)
@@ -36,7 +44,7 @@ model <- function(...) {
     v <- get0(n, envir = env, inherits = FALSE)
     if (is_lazy(v)) others[[n]] <- v
   }
-  py <- ppl_r_idiom(ppl("build_model")(unname(targets), as.list(nms), others))
+  py <- ppl_r_idiom(ppl("build_model")(unname(targets), as.list(nms), others, precision))
   structure(list(py = py, targets = unname(targets), names = nms,
                  dims = lapply(targets, dim), arrays = others),
             class = "tb_ppl_model")
@@ -309,6 +317,9 @@ ppl_mcmc_list <- function(values, columns, start, thin) {
 #' @param seed `NULL` or a whole number.
 #' @param n_cores `NULL` (sample in this process) or the number of worker processes to split
 #'   the chains over (greta's argument); the draws are the same either way.
+#' @param cluster `NULL` (sample on this machine) or a Dask cluster from [tb_cluster()]: the
+#'   chains run as tasks on its workers (blocks of chains, each from its own random stream),
+#'   so the draws are the same as in this process whatever the number of workers.
 #' @param backend `"auto"` (the default: the compiled sampler when a C compiler is available
 #'   and the model can be compiled, else NumPy with a warning saying why), `"compiled"` (an
 #'   error when it cannot be) or `"numpy"`. The draws are the same either way, up to rounding.
@@ -324,7 +335,7 @@ ppl_mcmc_list <- function(values, columns, start, thin) {
 #' @export
 mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1000,
                  chains = 4, verbose = TRUE, pb_update = 50, initial_values = initials(),
-                 seed = NULL, n_cores = NULL, backend = "auto") {
+                 seed = NULL, n_cores = NULL, backend = "auto", cluster = NULL) {
   fn <- "mcmc"
   ppl_model_arg(model, fn)
   if (!inherits(sampler, "tb_sampler")) {
@@ -342,12 +353,17 @@ mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1
   seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
     ppl_count(seed, "seed", fn, lower = 0L)
   if (!is.null(n_cores)) n_cores <- ppl_count(n_cores, "n_cores", fn)
+  if (!is.null(cluster) && !inherits(cluster, "tb_cluster")) {
+    stop(sprintf("mcmc: cluster must be NULL or tb_cluster(\"tcp://host:port\"), not %s",
+                 ppl_describe(cluster)), call. = FALSE)
+  }
   iv <- ppl_initials(initial_values, chains, fn)
   total <- warmup + n_samples * thin
   callback <- if (verbose) ppl_progress_bar(total) else NULL
   py_sampler <- do.call(ppl("sampler"), sampler)
   draws <- ppl("sample")(model$py, py_sampler, n_samples, warmup, chains, thin, seed, iv,
-                         callback, pb_update, n_cores, backend)
+                         callback, pb_update, n_cores, backend,
+                         cluster = if (is.null(cluster)) NULL else cluster$py)
   ppl_mcmc_result(draws, model, warmup, thin, verbose, fn)
 }
 

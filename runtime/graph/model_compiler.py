@@ -21,6 +21,7 @@ from ..autodiff.api import value_and_grad
 from ..autodiff.batching import vmap
 from ..compile import function
 from ..compiled.lowering import LoweringError
+from ..dtypes import float32 as _float32
 from ..host_namespace import raw_is_host, to_host, to_tensor, xp
 from ..ops.creation import tensor
 from ..ops.shape import broadcast_shapes
@@ -84,10 +85,16 @@ def make_distribution(family: Family, params: dict[str, Any], dim: Any = None) -
     return _lazy(var)
 
 
+PRECISIONS = ("double", "single")  # greta's model(precision=): float64 or float32
+
+
 class Model:
     """The compiled joint model of the graph connected to some target arrays."""
 
-    def __init__(self, targets: Sequence[Any]) -> None:
+    def __init__(self, targets: Sequence[Any], precision: str = "double") -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"model: precision must be 'double' or 'single', got {precision!r}")
+        self.precision = precision
         if not targets:
             raise ValueError("model: give at least one lazy array (usually the parameters)")
         self.targets = [node_of(t) for t in targets]
@@ -110,6 +117,8 @@ class Model:
         if self.variables:
             self.dtype = self.variables[0].dtype
             self.backend = self.variables[0].reference.backend
+            if precision == "single":  # the log density in float32: free state and data cast
+                self.dtype = _float32
         else:
             raise ValueError("model: the graph around these arrays has no variables to infer")
         self._compiled: dict[str, Callable[..., Any]] = {}
@@ -213,7 +222,9 @@ class Model:
             if n not in needed:
                 continue
             if isinstance(n, DataNode):
-                values[n] = n.reference
+                ref = n.reference
+                single = self.precision == "single" and ref.dtype.kind == "f"
+                values[n] = ops.cast(ref, _float32) if single and ref.dtype != _float32 else ref
             elif isinstance(n, OperationNode):
                 values[n] = n.compute(values)
                 self._release(n.parents, remaining, keep, values)
@@ -241,6 +252,8 @@ class Model:
                 total = total + log_density(values[eta])
         if not isinstance(total, Tensor):
             total = ops.full((), float(total), self.dtype, self.backend)
+        if self.precision == "single" and total.dtype != _float32:
+            total = ops.cast(total, _float32)  # a float64 constant of a family promoted it
         return total
 
     def _logit_terms(self) -> dict[DistributionNode, tuple[GraphNode, Callable[[Any], Any]]]:
@@ -431,10 +444,18 @@ def model(*targets: Any, **named: Any) -> Model:
 
     Variables are named after the Python names they are bound to in the calling scope (as greta
     uses R's argument names), or by keyword: ``model(mu=mu, tau=tau)``.
+
+    ``precision="double"`` (default) or ``"single"`` (greta's): the log density and its
+    gradient computed in float64 or float32 (the data and the free state cast to float32; the
+    samplers' bookkeeping stays float64, and a single-precision model samples on the NumPy
+    sampler: the compiled ones are float64). It applies on whatever backend the model's arrays
+    live on (``tb.set_model_backend``), as long as that backend has float32 kernels.
     """
     import sys
 
-    m = Model([*targets, *named.values()])
+    precision = named.pop("precision", "double") if isinstance(named.get("precision"), str) \
+        else "double"
+    m = Model([*targets, *named.values()], precision=precision)
     for k, v in named.items():
         node_of(v).name = k
     frame = sys._getframe(1)

@@ -133,6 +133,8 @@ def _mcmc(model: Any, n_samples: int, warmup: int, chains: int, sampler: Sampler
           callback: Callable[[dict], Any] | None, callback_every: int,
           should_stop: Callable[[], bool] | None, n_cores: int | None, backend: str) -> Draws:
     numpy_only = _numpy_only(sampler)
+    if getattr(model, "precision", "double") == "single":
+        numpy_only = "a single-precision model"
     if numpy_only is not None and backend == "compiled":
         raise RuntimeError(f"backend='compiled': {numpy_only} runs on the NumPy sampler only")
     density = None if numpy_only is not None else _compiled_density(model, backend)

@@ -218,3 +218,33 @@ def test_optimiser_objects_check_their_arguments() -> None:
     with pytest.raises(ValueError, match="optimiser: expected 'lbfgs', 'adam' or an optimiser"):
         tb.opt(tb.model(tb.normal(0, 1)), optimiser="sgd")
     assert repr(ppl.adam(learning_rate=0.5)).startswith("adam(learning_rate=0.5")
+
+
+# -- model(precision=) ------------------------------------------------------------------------
+def test_single_precision_model_computes_in_float32() -> None:
+    yv = np.random.default_rng(0).normal(1.5, 1.0, size=20)
+    mu = tb.normal(0.0, 10.0)
+    sd = tb.variable(lower=0.0)
+    tb.distribution(tb.as_data(yv), tb.normal(mu, sd))
+    double, single = tb.model(mu, sd), tb.model(mu, sd, precision="single")
+    assert (double.precision, single.precision) == ("double", "single")
+    q = np.array([0.3, 0.1])
+    lp64, g64 = double.log_density_and_grad(q)
+    lp32, g32 = single.log_density_and_grad(q)
+    assert lp32.dtype.name == "float32" and g32.dtype.name == "float32"
+    assert lp64.dtype.name == "float64"
+    # float32 rounding of a sum of 20 terms of size ~1: agreement to a few float32 ulps
+    np.testing.assert_allclose(lp32.numpy(), lp64.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(g32.numpy(), g64.numpy(), rtol=1e-4)
+    assert not np.array_equal(np.float64(lp32.numpy()), lp64.numpy())  # really float32
+    o32, o64 = tb.opt(single), tb.opt(double)
+    np.testing.assert_allclose([float(v) for v in o32.par.values()],
+                               [float(v) for v in o64.par.values()], rtol=1e-3)
+    d = tb.mcmc(single, n_samples=400, warmup=300, chains=2, seed=1)
+    assert d.backend == "numpy"  # the compiled samplers are float64
+    post = tb.mcmc(double, n_samples=400, warmup=300, chains=2, seed=1, backend="numpy")
+    assert abs(d["mu"].mean() - post["mu"].mean()) < 0.1
+    with pytest.raises(RuntimeError, match="single-precision model runs on the NumPy"):
+        tb.mcmc(single, n_samples=5, warmup=5, chains=1, backend="compiled")
+    with pytest.raises(ValueError, match="model: precision must be 'double' or 'single'"):
+        tb.model(mu, precision="half")

@@ -67,4 +67,9 @@ test("greta's optimisers for opt(), camelCase", { timeout: 300000 }, async () =>
   }
   await assert.rejects(g.opt(m, { optimiser: g.adam({ learningRate: -1 }) }),
     /adam: learning_rate must be a positive number/);
+  // greta's model(precision = "single"): float32 log density, the same mode to float32's
+  const m32 = await g.model({ mu, precision: "single" });
+  const r32 = await g.opt(m32, {});
+  assert.ok(Math.abs(r32.par.mu[0] - mode) < 1e-4, `single: ${r32.par.mu[0]}`);
+  await assert.rejects(g.model({ mu, precision: "half" }), /precision must be 'double' or 'single'/);
 });
