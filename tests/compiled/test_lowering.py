@@ -265,9 +265,9 @@ def test_the_disk_cache_serves_a_second_process(tmp_path, monkeypatch) -> None:
 
 
 def test_a_kernel_without_a_lowering_is_named() -> None:
-    # trigamma's gradient is polygamma of order 2: not lowered
+    # tetragamma's gradient is polygamma of order 3: not lowered
     x = tb.variable(lower=1.0)
-    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.polygamma(1, x), 1.0))
+    tb.distribution(tb.as_data(np.zeros(1)), tb.normal(tb.polygamma(2, x), 1.0))
     with pytest.raises(LoweringError, match="polygamma"):
         _compile(tb.model(x=x))
     assert issubclass(LoweringError, NotImplementedError)
