@@ -26,6 +26,7 @@ from ... import runtime as tb
 from ...runtime import spec as front_door
 from ...runtime.graph.nodes import LazyArray, VariableNode, _lazy
 from ...runtime.ppl.draws import Draws
+from ...runtime.ppl.executors import DaskCluster
 from ...runtime.progress_events import every_nth, progress_sinks
 from ..descriptors import Ref
 from ..errors import ConversionError
@@ -382,8 +383,6 @@ def sample(m: Any, sampler: Any, n_samples: int, warmup: int, chains: int, thin:
 def cluster(address: str, chains_per_task: int) -> Any:
     """R's ``tb_cluster()``: the Dask executor for a scheduler address (connected to when
     ``mcmc`` runs, closed after it)."""
-    from tensorbridge.runtime.ppl.executors import DaskCluster
-
     return DaskCluster(str(address), chains_per_task=int(chains_per_task))
 
 

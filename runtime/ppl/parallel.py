@@ -44,6 +44,7 @@ from ..graph.nodes import _lazy, node_of
 from ..ops.creation import tensor
 from ..tensor import Tensor
 from .chains import run_chains
+from .compiled_chains import run_chains_compiled
 from .draws import Draws
 from .sampling_threads import sampling_tuning
 
@@ -168,8 +169,7 @@ def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
             over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         warnings.simplefilter("default")
         if settings["backend"] == "compiled":
-            from .compiled_chains import run_chains_compiled
-            from .compiled_density import compile_density
+            from .compiled_density import compile_density  # cffi is optional
 
             try:
                 density = compile_density(model)  # the disk cache: compiled once per machine

@@ -38,8 +38,10 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "TensorFlow is optional: tensorflow_function imports tensorflow at module level",
     (_B + "arrays", _B + "na_arrays"):
         "NumPy is optional in the bridge (Pyodide): na_arrays subclasses numpy.ma",
-    (_R + "ppl.sampler", _R + "ppl.parallel"):
-        "NumPy is optional (Pyodide): worker processes exchange NumPy arrays",
+    (_R + "ppl.sampler", _R + "ppl.executors"):
+        "NumPy is optional (Pyodide): the executors ship NumPy arrays to processes (parallel.py)",
+    (_R + "ppl.parallel", _R + "ppl.compiled_density"):
+        "cffi is optional: a worker without it reports why instead of failing to import",
     (_R + "ppl.sampler", _R + "ppl.compiled_density"):
         "NumPy and cffi are optional (Pyodide): the C density hands NumPy arrays to C",
     (_R + "ppl.compiled_chains", _R + "compiled.sampler"):
