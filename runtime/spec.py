@@ -165,8 +165,9 @@ INTERNAL: dict[str, dict[str, frozenset[str]]] = {
           "simplex_variable": _R_VARIABLE, "cholesky_variable": _R_VARIABLE | {"upper"},
           "as_data": _R_VARIABLE},
     # JS: onProgress and an AbortSignal stand for callback and should_stop; no progress bar;
-    # Pyodide has no processes to split chains over (n_cores)
-    "js": {"mcmc": frozenset({"callback", "should_stop", "progress", "n_cores"}),
+    # Pyodide has no processes to split chains over (n_cores) and no socket to reach a Dask
+    # scheduler from a page or a worker (cluster: issue 17 documents it as not applicable)
+    "js": {"mcmc": frozenset({"callback", "should_stop", "progress", "n_cores", "cluster"}),
            "extra_samples": frozenset({"callback", "should_stop", "progress"}),
            "fit": frozenset({"verbose"}),
            **{v.name: frozenset({"backend"}) for v in VARIABLES},

@@ -88,9 +88,9 @@ def test_worker_processes_relay_their_warnings(warning_in_log_density) -> None:
 
     _, _, m = _model()
     out: queue.Queue = queue.Queue()
-    kwargs = {"n_samples": 3, "warmup": 3, "sampler": tb.nuts(), "seed": 1, "thin": 1,
-              "report_every": 10}
-    parallel._worker(0, parallel.dumps_model(m), [0, 1], kwargs, threading.Event(), out)
+    settings = {"n_samples": 3, "warmup": 3, "sampler": tb.nuts(), "seed": 1, "thin": 1,
+                "report_every": 10, "backend": "numpy"}
+    parallel.pool_worker(0, parallel.dumps_model(m), [0, 1], settings, threading.Event(), out)
     messages = []
     while not out.empty():
         messages.append(out.get())
@@ -100,4 +100,4 @@ def test_worker_processes_relay_their_warnings(warning_in_log_density) -> None:
     assert len(relayed) == 1
     assert set(relayed[0]) == {(RuntimeWarning, "staging fell back to eager (test)")}
     with pytest.warns(RuntimeWarning, match="staging fell back"):
-        parallel._rewarn(relayed[0], set())
+        parallel.rewarn(relayed[0], set())
