@@ -39,6 +39,7 @@ from .autodiff.api import jvp
 from .autodiff.batching import vmap
 from .autodiff.core import Primitive, Tracer, bind
 from .backends import get_backend
+from .backends.python_backend import as_raw
 from .errors import TensorBridgeError
 from .kernels import register_kernel
 from .ops.creation import as_tensor, eye, tensor
@@ -440,6 +441,24 @@ _solve_kernel.__name__ = "ode_solve"
 _sens_kernel.__name__ = "ode_sensitivities"
 register_kernel("numpy", "ode_solve", _solve_kernel)
 register_kernel("numpy", "ode_sensitivities", _sens_kernel)
+
+
+def _through_numpy(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    # the python backend's kernel: the integrators are host algorithms on NumPy arrays, so
+    # its buffers cross to NumPy where it exists; without NumPy (Pyodide's core) a clear error
+    def run(*raws: Any, problem: _Problem) -> Any:
+        if _np is None:
+            raise OdeSolveError("ode_solve needs NumPy, which this Python (Pyodide's core) "
+                                "does not have")
+        be = get_backend("python")
+        return as_raw(kernel(*[be.to_numpy(r) for r in raws], problem=problem))
+
+    run.__name__ = kernel.__name__
+    return run
+
+
+register_kernel("python", "ode_solve", _through_numpy(_solve_kernel))
+register_kernel("python", "ode_sensitivities", _through_numpy(_sens_kernel))
 
 
 def _vjp_rule(i: int) -> Callable[..., Any]:

@@ -128,7 +128,10 @@ LIBM = ("neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos t
         "round isnan isfinite softplus sigmoid").split()
 # kernel -> allowed distance from NumPy's float64 result, in ulp, or ("rel", tolerance)
 BOUNDS: dict[str, Any] = {"tanh": 2, "erf": 2, "erfc": ("rel", 1e-13), "lgamma": ("rel", 1e-13),
-                          "digamma": ("rel", 1e-13), "polygamma": ("rel", 1e-13)}
+                          "digamma": ("rel", 1e-13), "polygamma": ("rel", 1e-13),
+                          # NumPy may use SIMD versions of these (within 4 ulp), Python libm's
+                          **{n: 4 for n in ("arcsin", "arccos", "arctan", "arcsinh", "arccosh",
+                                            "arctanh")}}
 
 
 def _cases() -> list[tuple[str, str, tuple[Any, ...], dict[str, Any], Any]]:
@@ -368,6 +371,12 @@ def _cases() -> list[tuple[str, str, tuple[Any, ...], dict[str, Any], Any]]:
                     p, "close")
     bad = np.array([[[4.0, 2.0], [2.0, 3.0]], [[1.0, 2.0], [2.0, 1.0]], [[NAN, 0.0], [0.0, 1.0]]])
     add("cholesky", "not-pd", (bad,), {}, "close")
+    for dt in ("float64", "float32"):
+        a = (f((2, 3, 3), dt, 9) + 4 * np.eye(3)).astype(dt)
+        add("solve", f"{dt}-2d", (a[0], f((3, 2), dt, 10)), {}, "close")
+        add("solve", f"{dt}-batch", (a, f((2, 3, 1), dt, 11)), {}, "close")
+        sym = np.diag(np.array([1.0, 2.5, 6.0])) + 0.3 * (a[0] + a[0].T - 8 * np.eye(3))
+        add("eigh", f"{dt}-distinct", (sym.astype(dt),), {}, "close")
 
     # creation
     for dt in tb.dtypes.DTYPES:
@@ -393,7 +402,33 @@ def _cases() -> list[tuple[str, str, tuple[Any, ...], dict[str, Any], Any]]:
     for dt in ("float64", "float32"):
         add("from_uniform_bits", dt, (), {"u": rng(9).uniform(size=6), "shape": (2, 3),
                                           "dtype": tb.dtypes.as_dtype(dt)})
+    # the ODE integrators are host algorithms: the python backend's kernels cross to NumPy
+    problem, y0, k = _ode_problem()
+    add("ode_solve", "decay", (y0, k), {"problem": problem}, "close")
+    add("ode_sensitivities", "decay", (y0, k), {"problem": problem}, "close")
     return cs
+
+
+def _signs_fixed(out: Any) -> Any:
+    """eigh's [n + 1, n] result with each eigenvector's largest component positive."""
+    out = np.array(out, copy=True)
+    vecs = out[..., 1:, :]
+    pick = np.take_along_axis(vecs, np.abs(vecs).argmax(axis=-2)[..., None, :], axis=-2)
+    out[..., 1:, :] = vecs * np.where(pick < 0, -1, 1)
+    return out
+
+
+def _ode_problem() -> tuple[Any, Any, Any]:
+    """dy/dt = -k y from y0 = (1, 2), k = 0.7, staged as tb.ode_solve stages it."""
+    from tensorbridge.runtime import ode
+
+    p = ode._Problem(lambda t, y, k: -k * y, (2,), [(1,)], tb.get_backend("numpy"),
+                     (0.5, 1.0, 2.0), 0.0, "rk45", 1e-9, 1e-9, 1000, "raise")
+    p.times = np.asarray(p.times)
+    y0, k = np.array([1.0, 2.0]), np.array([0.7])
+    p.f(0.0, y0, [k])
+    p.jac(0.0, y0, [k])
+    return p, y0, k
 
 
 CASES = _cases()
@@ -440,7 +475,9 @@ def test_kernel_matches_numpy_kernel(case: Any) -> None:
         assert ulp_diff(g, w) <= 4, (g, w)
     elif how == "close":
         mag = None
-        if name in ("cholesky", "triangular_solve") and w.size:
+        if name == "eigh":  # eigenvectors (rows 1:, one per column) up to sign
+            g, w = _signs_fixed(g), _signs_fixed(w)
+        if name in ("cholesky", "triangular_solve", "solve", "eigh") and w.size:
             mag = np.broadcast_to(np.nanmax(np.abs(w), axis=(-2, -1), keepdims=True), w.shape)
         n = args[0].shape[-1] if args[0].ndim else 1
         if name == "matmul":
