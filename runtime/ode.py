@@ -148,7 +148,8 @@ class _Problem:
 
     def _program(self, staged: Any, raws: list[Any]) -> Callable[..., Any]:
         ts = [tensor(r, dtype="float64", backend=self.backend) for r in raws]
-        raw = staged.raw_program(*ts)
+        raw_program = getattr(staged, "raw_program", None)  # NumPy's staged programs have one
+        raw = raw_program(*ts) if raw_program is not None else None
         if raw is not None:
             return raw
         be = self.backend
@@ -461,6 +462,21 @@ register_kernel("python", "ode_solve", _through_numpy(_solve_kernel))
 register_kernel("python", "ode_sensitivities", _through_numpy(_sens_kernel))
 
 
+def _through_tensorflow(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    # the TensorFlow backend's kernel: its eager tensors cross to NumPy and back
+    def run(*raws: Any, problem: _Problem) -> Any:
+        import tensorflow as tf  # optional: only reached on the TensorFlow backend
+
+        return tf.constant(kernel(*[_np.asarray(r) for r in raws], problem=problem))
+
+    run.__name__ = kernel.__name__
+    return run
+
+
+register_kernel("tensorflow", "ode_solve", _through_tensorflow(_solve_kernel))
+register_kernel("tensorflow", "ode_sensitivities", _through_tensorflow(_sens_kernel))
+
+
 def _vjp_rule(i: int) -> Callable[..., Any]:
     def rule(g: Any, ans: Any, *args: Any, problem: _Problem) -> Any:
         S = bind(_sens_prim, args, {"problem": problem})  # [T, n, P]
@@ -556,7 +572,9 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
             raise TypeError(f"ode_solve: args[{i}] is on backend {a.backend.name}, y0 on "
                             f"{y0.backend.name}")
         targs.append(a if a.dtype.name == "float64" else a.astype("float64"))
-    problem = _Problem(fn, tuple(y0.shape), [tuple(a.shape) for a in targs], y0.backend,
+    # fn is staged on NumPy whatever the arrays' backend: the integrators run on NumPy arrays
+    # (each backend's kernel crosses to NumPy and back)
+    problem = _Problem(fn, tuple(y0.shape), [tuple(a.shape) for a in targs], get_backend("numpy"),
                        tuple(float(x) for x in tt), start, METHODS[key], float(rtol),
                        float(atol), max_steps,
                        "nan" if any(_in_model(x) for x in (y0, *targs)) else "raise")
