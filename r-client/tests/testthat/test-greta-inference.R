@@ -130,7 +130,8 @@ test_that("normal-normal conjugate posterior within Monte Carlo error; opt() fin
   expect_equal(fit$value, -log_joint, tolerance = 1e-8)
   fit_adam <- opt(m, optimiser = "adam", max_iterations = 5000, learning_rate = 0.05)
   expect_equal(fit_adam$par$mu[1, 1], post_mean, tolerance = 1e-3)
-  expect_error(opt(m, optimiser = "newton"), "optimiser must be \"lbfgs\" or \"adam\", not \"newton\"")
+  expect_error(opt(m, optimiser = "newton"),
+               "optimiser must be \"lbfgs\", \"adam\" or an optimiser such as adam\\(\\), not \"newton\"")
   expect_error(opt(m, max_iterations = 0), "max_iterations must be a whole number >= 1")
 })
 
@@ -211,7 +212,8 @@ test_that("mcmc() checks its arguments and initial values, naming them", {
   expect_error(mcmc(m, n_samples = 2.5), "n_samples must be a whole number")
   expect_error(mcmc(m, warmup = -1), "warmup must be a whole number >= 0")
   expect_error(mcmc(m, thin = "a"), "thin must be a whole number")
-  expect_error(mcmc(m, sampler = "nuts"), "sampler must be nuts\\(\\) or hmc\\(\\)")
+  expect_error(mcmc(m, sampler = "nuts"),
+               "sampler must be nuts\\(\\), hmc\\(\\), rwmh\\(\\) or slice\\(\\)")
   expect_error(mcmc(list()), "model must be a model from model\\(\\)")
   expect_error(mcmc(m, verbose = NA), "verbose must be TRUE or FALSE")
   expect_error(nuts(max_depth = 40), "max_depth must be at most 30")

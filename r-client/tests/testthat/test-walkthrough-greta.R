@@ -65,7 +65,7 @@ test_that("ilogit/log1pe of a non-number and opt(optimiser =) name the argument"
   expect_equal(ilogit(0), 0.5)
   mu <- normal(0, 1)
   expect_error(opt(model(mu), optimiser = "nope"),
-               "opt: optimiser must be \"lbfgs\" or \"adam\", not \"nope\"")
+               "opt: optimiser must be \"lbfgs\", \"adam\" or an optimiser such as adam\\(\\), not \"nope\"")
   expect_error(opt(model(mu), optimiser = 3), "opt: optimiser must be")
   expect_equal(opt(model(mu), optimiser = "adam", max_iterations = 5)$iterations, 5)
 })
@@ -153,7 +153,7 @@ test_that("calculate(y, values = draws, nsim) simulates the posterior predictive
   expect_identical(again$y, pp$y)
 })
 
-test_that("chol() of a lazy array is base R's upper factor; solve() says it is unavailable", {
+test_that("chol() of a lazy array is base R's upper factor; solve() is base R's inverse", {
   a <- matrix(c(4, 2, 2, 3), 2)
   s <- as_data(a)
   r <- chol(s)
@@ -162,5 +162,7 @@ test_that("chol() of a lazy array is base R's upper factor; solve() says it is u
   v <- variable(lower = 0.5, upper = 2)
   expect_output(print(chol(s * v)), "\\?")
   expect_error(chol(as_data(matrix(1:6, 2))), "square matrix")
-  expect_error(solve(s), "solve: not available for lazy arrays")
+  si <- solve(s)
+  expect_s3_class(si, "tb_lazy_array")
+  expect_equal(calculate(si)[[1]], solve(a), tolerance = 1e-12)
 })
