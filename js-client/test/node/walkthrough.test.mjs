@@ -233,7 +233,7 @@ test("tb.ppl bad inputs name the argument", async () => {
     await rejectsWith(tb.mcmc(mu, { nSamples: 10 }), /mcmc: model must be a model from tb.ppl.model/);
     const m = await g.model({ mu });
     await rejectsWith(tb.mcmc(m, { chains: 0 }), /chains: expected an integer >= 1, got 0/);
-    await rejectsWith(tb.mcmc(m, { sampler: "gibbs" }), /sampler: expected 'nuts' or 'hmc'/);
+    await rejectsWith(tb.mcmc(m, { sampler: "gibbs" }), /sampler: expected one of 'nuts', 'hmc', 'rwmh', 'slice', got 'gibbs'/);
     m.dispose(); mu.dispose();
   });
 });
