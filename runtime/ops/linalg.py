@@ -182,24 +182,21 @@ _tsolve = nary_primitive("triangular_solve")
 _tsolve.defvjp(_ts_vjp_a, _ts_vjp_b).defjvp(_ts_jvp_a, _ts_jvp_b)
 
 
-def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = False) -> Tensor:
-    """Solve ``op(a) @ x = b`` for triangular ``a`` (``op`` transposes when ``transpose_a``).
-
-    ``a``: [..., n, n]; ``b``: [..., n, k] or [n] (a vector gives a vector).
-    """
+def _square_system(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor, bool]:
+    """The checked operands of ``name``'s system ``a @ x = b``: ``a`` square [..., n, n], ``b``
+    [..., n, k] or a vector [n] (returned as a column, with True), batch dimensions broadcast,
+    both cast to their common floating dtype (integers solve in float32)."""
     a = as_tensor(a, "a")
     b = as_tensor(b, "b", like=a)
-    check_same_backend("triangular_solve", a, b)
+    check_same_backend(name, a, b)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ShapeError(f"triangular_solve: a must be square [..., n, n], got {list(a.shape)}")
+        raise ShapeError(f"{name}: a must be square [..., n, n], got {list(a.shape)}")
     vec = b.ndim == 1
     if vec:
         b = expand_dims(b, -1)
     if b.shape[-2] != a.shape[-1]:
-        raise ShapeError(
-            f"triangular_solve: b has shape {list(b.shape)} but a is {list(a.shape)}: b needs "
-            f"{a.shape[-1]} rows"
-        )
+        raise ShapeError(f"{name}: b has shape {list(b.shape)} but a is {list(a.shape)}: b needs "
+                         f"{a.shape[-1]} rows")
     if a.shape[:-2] != b.shape[:-2]:
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
         a = broadcast_to(a, batch + a.shape[-2:])
@@ -207,7 +204,15 @@ def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = Fal
     dt = D.promote(a.dtype, b.dtype)
     if dt.kind != "f":
         dt = D.float32
-    a, b = cast(a, dt), cast(b, dt)
+    return cast(a, dt), cast(b, dt), vec
+
+
+def triangular_solve(a: Any, b: Any, lower: bool = True, transpose_a: bool = False) -> Tensor:
+    """Solve ``op(a) @ x = b`` for triangular ``a`` (``op`` transposes when ``transpose_a``).
+
+    ``a``: [..., n, n]; ``b``: [..., n, k] or [n] (a vector gives a vector).
+    """
+    a, b, vec = _square_system("triangular_solve", a, b)
     out = bind(_tsolve, (a, b), {"lower": bool(lower), "transpose_a": bool(transpose_a)})
     return squeeze(out, -1) if vec else out
 
@@ -229,25 +234,8 @@ _solve.defjvp(lambda t, x, a, b: -solve(a, matmul(t, x)), lambda t, x, a, b: sol
 def solve(a: Any, b: Any) -> Tensor:
     """``x`` with ``a @ x = b`` (NumPy's ``linalg.solve``): ``a`` [..., n, n], ``b``
     [..., n, k] or [n] (a vector gives a vector); batch dimensions broadcast."""
-    a = as_tensor(a, "a")
-    b = as_tensor(b, "b", like=a)
-    check_same_backend("solve", a, b)
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ShapeError(f"solve: a must be square [..., n, n], got {list(a.shape)}")
-    vec = b.ndim == 1
-    if vec:
-        b = expand_dims(b, -1)
-    if b.shape[-2] != a.shape[-1]:
-        raise ShapeError(f"solve: b has shape {list(b.shape)} but a is {list(a.shape)}: b needs "
-                         f"{a.shape[-1]} rows")
-    if a.shape[:-2] != b.shape[:-2]:
-        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        a = broadcast_to(a, batch + a.shape[-2:])
-        b = broadcast_to(b, batch + b.shape[-2:])
-    dt = D.promote(a.dtype, b.dtype)
-    if dt.kind != "f":
-        dt = D.float32
-    out = bind(_solve, (cast(a, dt), cast(b, dt)), {})
+    a, b, vec = _square_system("solve", a, b)
+    out = bind(_solve, (a, b), {})
     return squeeze(out, -1) if vec else out
 
 
