@@ -81,6 +81,21 @@ def _run(method: Optimiser, f: Any, x: xp.ndarray, max_iter: int,
     return _first_order(f, x, max_iter, tol, _STEPPERS[method.name](**p))
 
 
+def _backtrack(f: Any, x: xp.ndarray, fx: float, g: xp.ndarray, d: xp.ndarray, step: float,
+               max_ls: int) -> tuple[xp.ndarray, float, xp.ndarray] | None:
+    """Backtracking line search along the descent direction ``d``: halves ``step`` until the
+    Armijo condition holds at a finite value; ``(x_new, f_new, g_new)``, or None after
+    ``max_ls`` halvings (the caller stops: no step decreases ``f`` enough)."""
+    slope = g @ d
+    for _ in range(max_ls):
+        x_new = x + step * d
+        f_new, g_new = f(x_new)
+        if xp.isfinite(f_new) and f_new <= fx + 1e-4 * step * slope:
+            return x_new, f_new, g_new
+        step *= 0.5
+    return None
+
+
 def _lbfgs(f: Any, x: xp.ndarray, max_iter: int, tol: float, memory: int = 10,
            max_ls: int = 60) -> tuple[xp.ndarray, float, int, bool]:
     fx, g = f(x)
@@ -109,14 +124,10 @@ def _lbfgs(f: Any, x: xp.ndarray, max_iter: int, tol: float, memory: int = 10,
             s_hist.clear()
             y_hist.clear()
         step = 1.0 if s_hist else min(1.0, 1.0 / max(xp.max(xp.abs(g)), 1e-12))
-        for _ in range(max_ls):  # backtracking on the Armijo condition
-            x_new = x + step * d
-            f_new, g_new = f(x_new)
-            if xp.isfinite(f_new) and f_new <= fx + 1e-4 * step * (g @ d):
-                break
-            step *= 0.5
-        else:
+        found = _backtrack(f, x, fx, g, d, step, max_ls)
+        if found is None:
             return x, fx, it, False
+        x_new, f_new, g_new = found
         s, y = x_new - x, g_new - g
         if s @ y > 1e-12:
             s_hist.append(s)
@@ -166,14 +177,10 @@ def _bfgs(f: Any, x: xp.ndarray, max_iter: int,
         if g @ d >= 0:
             h, d = eye.copy(), -g
         step = 1.0 if not first else min(1.0, 1.0 / max(xp.max(xp.abs(g)), 1e-12))
-        for _ in range(60):
-            x_new = x + step * d
-            f_new, g_new = f(x_new)
-            if xp.isfinite(f_new) and f_new <= fx + 1e-4 * step * (g @ d):
-                break
-            step *= 0.5
-        else:
+        found = _backtrack(f, x, fx, g, d, step, 60)
+        if found is None:
             return x, fx, it, False
+        x_new, f_new, g_new = found
         s, y = x_new - x, g_new - g
         sy = s @ y
         if sy > 1e-12:
