@@ -12,6 +12,13 @@ READMEs cite) with the date, the git commit, the CPU model, the load average sam
 row with its numbers; other runs write ``bench/results/RESULTS.md``. Every run writes
 ``bench/results/latest.json``.
 
+``--splice`` runs the named modules and replaces only their sections of ``bench/RESULTS.md``
+(a module not there yet is added in name order), leaving the header and the other sections as
+they were. A spliced section carries its own date, git commit (with the paths that differed
+from it), CPU, load average and versions, since the header describes the last full run only::
+
+    bench/.venv/bin/python bench/run.py dask_bench --splice
+
 A bench module is any ``bench/*.py`` whose name does not start with ``_`` (``run.py`` excepted)
 and that defines ``main()``. Each runs in its own subprocess (so one module's imports, threads or
 crash cannot disturb another's timings) and returns a list of rows::
@@ -250,27 +257,13 @@ def results_markdown(rows: list[dict[str, Any]], results: dict[str, dict[str, An
                      sampler: LoadSampler, vers: dict[str, str | None], started: Any,
                      finished: Any, quick: bool, full: bool) -> str:
     """bench/RESULTS.md: the conditions of the run, then every row, module by module."""
-    samples = sampler.samples
-    before, after = samples[0][1], samples[-1][1]
-    threads = os.environ.get("BENCH_THREADS", "1")
     out = [
         "# Benchmark results",
         "",
         "Written by `make bench` (`bench/run.py`); do not edit by hand. Every speed claim in the "
         "READMEs cites a row of this file.",
         "",
-        f"- date: {started.isoformat(timespec='seconds')} to "
-        f"{finished.isoformat(timespec='seconds')} (UTC)",
-        f"- git commit: {_git()}",
-        f"- CPU: {cpu_model()}, {os.cpu_count()} CPUs; {platform.platform()}; "
-        f"Python {sys.version.split()[0]}",
-        f"- load average (1 min, /proc/loadavg): {before:.2f} before; during: "
-        f"{_load_summary(sampler.during())}; {after:.2f} after. The machine is shared: a load "
-        f"above the number of CPUs means other work ran beside the benchmarks and inflated "
-        f"times (ratios less so where rounds interleave)",
-        f"- threads per library: {threads} (BENCH_THREADS), except the NUTS runs "
-        f"(see their section)",
-        "- versions: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in vers.items()),
+        *_conditions(sampler, vers, started, finished),
     ]
     if quick:
         out.append("- **BENCH_QUICK=1: a smoke run with few short rounds, not numbers to quote**")
@@ -287,37 +280,98 @@ def results_markdown(rows: list[dict[str, Any]], results: dict[str, dict[str, An
         "peer in turn; NUTS rows: a fresh process per run and seed.",
     ]
     for m, res in results.items():
-        load = sampler.during(m)
-        cpu = res.get("cpu_s")
-        out += [
-            "",
-            f"## {m}",
-            "",
-            f"wall {res['wall_s']:.0f} s"
-            + (f", CPU {cpu:.0f} s" if cpu is not None else "")
-            + f"; load average during it: {_load_summary(load)}",
-            "",
-        ]
-        mrows = [r for r in rows if r.get("module") == m]
-        if mrows:
-            head = ["benchmark", "ours (min - max)", "peer", "peer time (min - max)", "ratio",
-                    "target", "result", "timed as"]
-            out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            for r in mrows:
-                c = _cells(r)
-                cells = [c[0], _with_range(r, "ours"), c[2],
-                         _with_range(r, "peer") if r.get("peer") else "", *c[4:]]
-                out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
-            notes = list(dict.fromkeys(  # in order, each once
-                f"{r['name']}: {n}" for r in mrows for n in (r.get("notes") or [])))
-            if notes:
-                out += ["", "Notes:", ""] + [f"- {_md_cell(n)}" for n in notes]
-            errs = [f"{r['name']}: {r['error']}" for r in mrows if r.get("error")]
-            if errs:
-                out += ["", "Errors:", ""] + [f"- `{_md_cell(e)[:500]}`" for e in errs]
-        if res.get("section_md"):
-            out += ["", res["section_md"].rstrip()]
+        out += ["", *module_section(m, res, rows, sampler)]
     return "\n".join(out) + "\n"
+
+
+def _conditions(sampler: LoadSampler, vers: dict[str, str | None], started: Any,
+                finished: Any, dirty_paths: bool = False) -> list[str]:
+    """The run's date, commit, machine, load and versions, as Markdown list items."""
+    samples = sampler.samples
+    before, after = samples[0][1], samples[-1][1]
+    threads = os.environ.get("BENCH_THREADS", "1")
+    commit = _git()
+    if dirty_paths and commit and commit.endswith("+dirty"):
+        changed = _dirty_paths()
+        shown = ", ".join(changed[:12]) + (f" and {len(changed) - 12} more"
+                                           if len(changed) > 12 else "")
+        commit += f" (uncommitted changes in: {shown})"
+    return [
+        f"- date: {started.isoformat(timespec='seconds')} to "
+        f"{finished.isoformat(timespec='seconds')} (UTC)",
+        f"- git commit: {commit}",
+        f"- CPU: {cpu_model()}, {os.cpu_count()} CPUs; {platform.platform()}; "
+        f"Python {sys.version.split()[0]}",
+        f"- load average (1 min, /proc/loadavg): {before:.2f} before; during: "
+        f"{_load_summary(sampler.during())}; {after:.2f} after. The machine is shared: a load "
+        f"above the number of CPUs means other work ran beside the benchmarks and inflated "
+        f"times (ratios less so where rounds interleave)",
+        f"- threads per library: {threads} (BENCH_THREADS), except the NUTS runs "
+        f"(see their section)",
+        "- versions: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in vers.items()),
+    ]
+
+
+def module_section(m: str, res: dict[str, Any], rows: list[dict[str, Any]],
+                   sampler: LoadSampler, spliced: list[str] | None = None) -> list[str]:
+    """One module's section of RESULTS.md (``## m``); ``spliced``: its own conditions, for a
+    section that replaces one of an earlier file."""
+    out = [f"## {m}", ""]
+    if spliced:
+        out += [*spliced, ""]
+    load = sampler.during(m)
+    cpu = res.get("cpu_s")
+    out += [
+        f"wall {res['wall_s']:.0f} s"
+        + (f", CPU {cpu:.0f} s" if cpu is not None else "")
+        + f"; load average during it: {_load_summary(load)}",
+        "",
+    ]
+    mrows = [r for r in rows if r.get("module") == m]
+    if mrows:
+        head = ["benchmark", "ours (min - max)", "peer", "peer time (min - max)", "ratio",
+                "target", "result", "timed as"]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in mrows:
+            c = _cells(r)
+            cells = [c[0], _with_range(r, "ours"), c[2],
+                     _with_range(r, "peer") if r.get("peer") else "", *c[4:]]
+            out.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+        notes = list(dict.fromkeys(  # in order, each once
+            f"{r['name']}: {n}" for r in mrows for n in (r.get("notes") or [])))
+        if notes:
+            out += ["", "Notes:", ""] + [f"- {_md_cell(n)}" for n in notes]
+        errs = [f"{r['name']}: {r['error']}" for r in mrows if r.get("error")]
+        if errs:
+            out += ["", "Errors:", ""] + [f"- `{_md_cell(e)[:500]}`" for e in errs]
+    if res.get("section_md"):
+        out += ["", res["section_md"].rstrip()]
+    return out
+
+
+def splice_sections(text: str, sections: dict[str, list[str]]) -> str:
+    """``text`` (a RESULTS.md) with the ``## name`` section of every module in ``sections``
+    replaced by its new lines, or added where the name sorts among the others."""
+    head, *parts = text.rstrip("\n").split("\n## ")
+    old: dict[str, str] = {}
+    for part in parts:
+        name = part.split("\n", 1)[0].strip()
+        old[name] = "## " + part.rstrip("\n")
+    order = list(old)
+    for name, lines in sections.items():
+        if name not in old:  # before the first section whose name sorts after it
+            order.insert(next((i for i, n in enumerate(order) if n > name), len(order)), name)
+        old[name] = "\n".join(lines).rstrip("\n")
+    return "\n\n".join([head.rstrip("\n"), *(old[name] for name in order)]) + "\n"
+
+
+def _dirty_paths() -> list[str]:
+    try:
+        out = subprocess.run(["git", "status", "--porcelain"], cwd=BENCH_DIR,
+                             capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line[3:] for line in out.splitlines() if line.strip()]
 
 
 def _versions() -> dict[str, str | None]:
@@ -352,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=7200.0, help="seconds per module")
     ap.add_argument("--results-md", help="where to write the Markdown record (default: "
                     "bench/RESULTS.md for a full run, else bench/results/RESULTS.md)")
+    ap.add_argument("--splice", action="store_true", help="replace only the named modules' "
+                    "sections of bench/RESULTS.md (each with its own date, commit and load)")
     ap.add_argument("--worker", nargs=2, metavar=("MODULE", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -359,6 +415,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     available = discover()
+    if args.splice and not args.modules:
+        ap.error("--splice: name the modules whose sections to replace")
+    if args.splice and args.results_md:
+        ap.error("--splice writes bench/RESULTS.md; give --splice or --results-md")
     modules = args.modules or available
     unknown = [m for m in modules if m not in available]
     if unknown:
@@ -425,10 +485,21 @@ def main(argv: list[str] | None = None) -> int:
     quick = os.environ.get("BENCH_QUICK", "") not in ("", "0")
     full = not args.modules and not quick
     md_path = Path(args.results_md) if args.results_md else (RESULTS_MD if full else PARTIAL_MD)
-    md_path.write_text(
-        results_markdown(rows, results, sampler, vers, started, finished, quick, full),
-        encoding="utf-8",
-    )
+    if args.splice:
+        md_path = RESULTS_MD
+        own = _conditions(sampler, vers, started, finished, dirty_paths=True)
+        how = (f"Re-run alone (`bench/run.py {' '.join(modules)} --splice`), not in the full run "
+               f"the header above describes" + (" (**BENCH_QUICK=1: a smoke run, not numbers to "
+                                                 "quote**)" if quick else "") + ":")
+        sections = {m: module_section(m, res, rows, sampler, [how, *own])
+                    for m, res in results.items()}
+        old_md = md_path.read_text(encoding="utf-8") if md_path.exists() else ""
+        md_path.write_text(splice_sections(old_md, sections), encoding="utf-8")
+    else:
+        md_path.write_text(
+            results_markdown(rows, results, sampler, vers, started, finished, quick, full),
+            encoding="utf-8",
+        )
     RESULTS.write_text(
         json.dumps(
             {
