@@ -25,10 +25,10 @@ tensorbridge), so first-call costs are not in the medians.
    sampler (what ``backend="auto"`` picks with a C compiler) and the NumPy one (tasks
    single-threaded either way). Target (issue 17): 2 workers >= 1.8x the chains per second of
    1 when the machine is idle. The load average is recorded with every row.
-3. SBC of eight schools (``bench/sbc.py``'s model and settings: 5 schools, 2 chains of
-   400 + 250 per replication): wall time of every replication (simulation, fits, ranks) in this
-   one process against the 2-worker cluster (one task per replication). The ranks must agree
-   (same seeds, same draws), else the row is an error.
+3. SBC of eight schools (the model above; ``tb.sbc``'s defaults: 2 chains of 400 + 250 per
+   replication, 99 kept draws): wall time of ``tb.sbc(m, 200)`` in this one process against
+   ``tb.sbc(m, 200, cluster=client)`` on the 2-worker cluster (one task per replication). The
+   ranks must agree (same seeds, same draws), else the row is an error.
 
 Rows: ``value_us`` / ``peer_us`` are microseconds (printed as ms); ratio = ours / peer.
 """
@@ -41,6 +41,7 @@ import os
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -298,30 +299,19 @@ def scaling_row(client1: Any, client2: Any, cfg: dict[str, Any]) -> dict[str, An
 
 def sbc_ranks(reps: int, seed: int, warmup: int, per_chain: int,
               client: Any | None) -> np.ndarray:
-    """Every replication of bench/sbc.py's SBC (simulation, fits, ranks of the true values):
-    in this process when ``client`` is None, else one task per replication on the cluster.
-    Returns the ranks, (reps, parameters)."""
-    import sbc
+    """``tb.sbc`` of eight schools (every replication: a prior draw, a fit of 2 chains, the
+    ranks of the true values among 99 kept draws): in this process when ``client`` is None,
+    else one task per replication on the cluster. Returns the ranks, (reps, scalars)."""
+    import tensorbridge as tb
 
-    truth = sbc.simulate_truth(reps, seed)
-    tasks = [(r, truth["y"][r].tolist(), seed * 100_003 + r, warmup, per_chain)
-             for r in range(reps)]
-    if client is None:
-        fits = [sbc.fit_one(t) for t in tasks]
-    else:
-        fits = client.gather(client.map(sbc.fit_one, tasks, pure=False))
-    true_cols = {"mu": truth["mu"], "tau": truth["tau"],
-                 **{f"theta[{j}]": truth["theta"][:, j] for j in range(sbc.J)}}
-    return np.array([[int(np.sum(np.asarray(f["draws"][p]) < true_cols[p][f["r"]]))
-                      for p in sbc.PARAMS] for f in fits])
+    if not hasattr(tb, "sbc"):
+        raise RuntimeError("tensorbridge has no sbc() here (runtime/ppl/sbc.py)")
+    res = tb.sbc(eight_schools(), reps, n_samples=per_chain, warmup=warmup, chains=2,
+                 seed=seed, progress=False, cluster=client)
+    return np.stack([res.ranks[n] for n in res.names], axis=1)
 
 
 def sbc_row(client2: Any, cfg: dict[str, Any]) -> dict[str, Any]:
-    import cloudpickle
-    import sbc
-
-    # the replication's function travels by value: a worker needs tensorbridge, not bench/
-    cloudpickle.register_pickle_by_value(sbc)
     reps = cfg["reps"]
     ranks: dict[str, list[np.ndarray]] = {"cluster": [], "here": []}
 
@@ -342,16 +332,15 @@ def sbc_row(client2: Any, cfg: dict[str, Any]) -> dict[str, Any]:
     load1 = _load()
     c, h = res["cluster"], res["here"]
     row = {
-        "name": f"SBC eight schools, {reps} replications, 2-worker LocalCluster",
+        "name": f"SBC eight schools (tb.sbc), {reps} replications, 2-worker LocalCluster",
         "value_us": _med(c) * 1e6, "value_range": _rng_us(c),
-        "peer": "one process", "peer_us": _med(h) * 1e6, "peer_range": _rng_us(h),
+        "peer": "tb.sbc in one process", "peer_us": _med(h) * 1e6, "peer_range": _rng_us(h),
         "ratio": _med(c) / _med(h),
         "timing": _timing_label(cfg["rounds"], "a seed per round, the same on both sides"),
         "notes": [
-            f"{reps} replications of 2 chains x ({cfg['warmup']} + {cfg['per_chain']}) "
-            f"(bench/sbc.py's fit_one, one Dask task each); speedup {_med(h) / _med(c):.2f}x; "
-            f"load average (1 min) {load0:.2f} before, {load1:.2f} after on "
-            f"{os.cpu_count()} CPUs",
+            f"{reps} replications of 2 chains x ({cfg['warmup']} + {cfg['per_chain']}), one "
+            f"Dask task each; speedup {_med(h) / _med(c):.2f}x; load average (1 min) "
+            f"{load0:.2f} before, {load1:.2f} after on {os.cpu_count()} CPUs",
             "the compiled sampler runs a replication's 2 chains on 2 threads, so the one "
             "process already uses up to 2 CPUs",
         ],
@@ -369,18 +358,40 @@ def sbc_row(client2: Any, cfg: dict[str, Any]) -> dict[str, Any]:
 def run(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     c1 = c2 = None
     try:
+        load0 = _load()
+        start = [time.perf_counter()]
         c1 = start_cluster(1)
+        start.append(time.perf_counter())
         c2 = start_cluster(2)
-        rows = overhead_rows(c1[1], cfg["overhead"])
+        start.append(time.perf_counter())
+        rows = [{
+            "name": "LocalCluster start: scheduler, 2 worker processes (nannies), client",
+            "value_us": (start[2] - start[1]) * 1e6, "peer": "the same with 1 worker",
+            "peer_us": (start[1] - start[0]) * 1e6, "ratio": (start[2] - start[1])
+            / (start[1] - start[0]), "timing": "one start each, not repeated (the 1-worker "
+            "cluster first)",
+            "notes": [f"load average (1 min) {load0:.2f} before, {_load():.2f} after on "
+                      f"{os.cpu_count()} CPUs"]}]
+        # a part that fails is an error row; the other parts still run
+        rows += _part("per-task cost", lambda: overhead_rows(c1[1], cfg["overhead"]))
         for s in cfg["scaling"]:
-            rows.append(scaling_row(c1[1], c2[1], s))
-        rows.append(sbc_row(c2[1], cfg["sbc"]))
+            rows += _part(f"scaling [{s['backend']}]", lambda s=s: [scaling_row(c1[1], c2[1], s)])
+        rows += _part("SBC", lambda: [sbc_row(c2[1], cfg["sbc"])])
     finally:
         for c in (c2, c1):
             if c is not None:
                 c[1].close()
                 c[0].close()
     return rows
+
+
+def _part(what: str, fn: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    try:
+        return fn()
+    except Exception as e:  # reported as the part's error row
+        tb_last = traceback.format_exc().strip().splitlines()[-6:]
+        return [{"name": f"{what} (failed)", "value_us": None, "peer": "", "peer_us": None,
+                 "ratio": None, "error": f"{type(e).__name__}: {e} | " + " | ".join(tb_last)}]
 
 
 def main() -> list[dict[str, Any]]:
