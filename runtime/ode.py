@@ -43,7 +43,7 @@ from .backends.python_backend import as_raw
 from .errors import TensorBridgeError
 from .kernels import register_kernel
 from .ops.creation import as_tensor, eye, tensor
-from .ops.shape import reshape, transpose
+from .ops.shape import concat, reshape, transpose
 from .tensor import Tensor
 
 try:  # the integrators run on NumPy arrays; without NumPy ode_solve is unavailable
@@ -106,17 +106,19 @@ class _Problem:
         self.rejected = 0
         self._f: Any = None
         self._jac: Any = None
+        self._aug: Any = None
         self._local = threading.local()
 
     def __getstate__(self) -> dict[str, Any]:  # mcmc(n_cores=...) sends models to workers
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_f", "_jac", "_local")}
+        skip = ("_f", "_jac", "_aug", "_local")
+        state = {k: v for k, v in self.__dict__.items() if k not in skip}
         state["backend"] = self.backend.name
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.backend = get_backend(state["backend"])
-        self._f = self._jac = None
+        self._f = self._jac = self._aug = None
         self._local = threading.local()
 
     def __repr__(self) -> str:
@@ -146,6 +148,26 @@ class _Problem:
 
         return self._rhs_flat(t, y, *args), transpose(vmap(column)(basis))
 
+    def _rhs_aug(self, t: Tensor, z: Tensor, *args: Any) -> Tensor:
+        """d/dt of the augmented state z = [y, S flattened] (S = dy/dp, [n, n_params]):
+        [f, J_y S + J_p], all of S's columns in one batched JVP (tangent S[:, j] for y and
+        the unit vector e_j for the args' part), so a stage is one call of one program."""
+        n, n_p = self.n, self.n_params
+        y = z[:n]
+        s_t = transpose(reshape(z[n:], (n, n_p)))  # [P, n]: one column of S per row
+        basis = eye(n_p, dtype=z.dtype, backend=z.backend)[:, n:]  # the args' unit vectors
+
+        def column(sy: Tensor, sp: Tensor) -> Tensor:
+            tangents, lo = [sy], 0
+            for size, a in zip(self.arg_sizes, args):
+                tangents.append(reshape(sp[lo:lo + size], a.shape))
+                lo += size
+            return jvp(lambda yy, *aa: self._rhs_flat(t, yy, *aa), (y, *args), tuple(tangents))
+
+        # f is the JVP's primal (fn traced once; the primal is not batched, so vmap repeats it)
+        f, ds = vmap(column)(s_t, basis)  # [P, n] each
+        return concat([f[0], reshape(transpose(ds), (n * n_p,))], axis=0)
+
     def _program(self, staged: Any, raws: list[Any]) -> Callable[..., Any]:
         ts = [tensor(r, dtype="float64", backend=self.backend) for r in raws]
         raw_program = getattr(staged, "raw_program", None)  # NumPy's staged programs have one
@@ -170,6 +192,13 @@ class _Problem:
                                     [_np.float64(t), y, *args])
         return self._f(_np.float64(t), y, *args)[0]
 
+    def aug(self, t: float, z: Any, args: list[Any]) -> Any:
+        """The augmented state's derivative (see :meth:`_rhs_aug`)."""
+        if self._aug is None:
+            self._aug = self._program(self.backend.compile(self._rhs_aug),
+                                      [_np.float64(t), z, *args])
+        return self._aug(_np.float64(t), z, *args)[0]
+
     def jac(self, t: float, y: Any, args: list[Any]) -> tuple[Any, Any, Any]:
         """(f, J_y [n, n], J_p [n, args' sizes]) at (t, y)."""
         if self._jac is None:
@@ -188,14 +217,17 @@ class _Problem:
         T = len(times)
         ys = _np.empty((T, self.n))
         ss = _np.empty((T, self.n, self.n_params)) if sens else None
-        y = y0.copy()
-        S = None
+        n = self.n
+        # the state: y, and with ``sens`` S = dy/dp flattened after it (S(t0) = [I | 0])
+        z = y0.copy()
         if sens:
-            S = _np.zeros((self.n, self.n_params))
-            S[:, :self.n] = _np.eye(self.n)
+            s0 = _np.zeros((n, self.n_params))
+            s0[:, :n] = _np.eye(n)
+            z = _np.concatenate([y0, s0.reshape(-1)])
         t = self.t0
-        f0 = self.f(t, y, args)
-        h = _initial_step(self, t, y, f0, args, order, times[-1] - t)
+        f0 = self.f(t, y0, args)
+        h = _initial_step(self, t, y0, f0, args, order, times[-1] - t)
+        tiny = 16 * _np.finfo(float).eps
         fsal: Any = None  # the last stage of an accepted rk45 step, for the next one
         steps = rejected = 0
         for i, tout in enumerate(times):
@@ -207,20 +239,21 @@ class _Problem:
                         f"a larger max_steps")
                 last = h >= tout - t
                 hs = tout - t if last else h
-                if hs <= 16 * _np.finfo(float).eps * max(abs(t), 1.0):
+                if hs <= tiny * max(abs(t), 1.0):
                     raise OdeSolveError(f"ode_solve: step size {hs:.3g} too small at t={t:.6g}")
-                y_new, s_new, err, fsal_new = step(self, t, hs, y, S, args, fsal)
-                scale = self.atol + self.rtol * _np.maximum(_np.abs(y), _np.abs(y_new))
-                e = float(_np.sqrt(_np.mean((err / scale) ** 2))) if self.n else 0.0
+                z_new, err, fsal_new = step(self, t, hs, z, sens, args, fsal)
+                scale = self.atol + self.rtol * _np.maximum(_np.abs(z[:n]), _np.abs(z_new[:n]))
+                r = err / scale
+                e = math.sqrt(float(r @ r) / n) if n else 0.0
                 if not math.isfinite(e):
-                    if not _np.all(_np.isfinite(y_new)) and hs < 1e-300:
+                    if not _np.all(_np.isfinite(z_new[:n])) and hs < 1e-300:
                         raise OdeSolveError(f"ode_solve: non-finite derivative at t={t:.6g}")
                     h = hs * 0.2
                     rejected += 1
                     continue
                 if e <= 1.0:
                     t = tout if last else t + hs
-                    y, S, fsal = y_new, s_new, fsal_new
+                    z, fsal = z_new, fsal_new
                     steps += 1
                     fac = 5.0 if e == 0 else min(5.0, 0.9 * e ** (-1.0 / (order + 1)))
                     # a step cut short to land on tout keeps the longer step it replaced
@@ -228,9 +261,9 @@ class _Problem:
                 else:
                     rejected += 1
                     h = hs * max(0.2, 0.9 * e ** (-1.0 / (order + 1)))
-            ys[i] = y
+            ys[i] = z[:n]
             if sens:
-                ss[i] = S
+                ss[i] = z[n:].reshape(n, self.n_params)
         self.steps, self.rejected = steps, rejected
         return ys, ss
 
@@ -255,52 +288,51 @@ def _initial_step(p: _Problem, t: float, y: Any, f0: Any, args: list[Any], order
     return min(100 * h0, h1, span)
 
 
-def _dopri_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
-                fsal: Any) -> tuple[Any, Any, Any, Any]:
-    """One Dormand-Prince step; with S, the same stages linearised (S's exact derivative)."""
-    ks: list[Any] = []
-    kss: list[Any] = []
-    for i in range(7):
-        yi = y
-        si = S
-        for j, a in enumerate(_DP_A[i]):
-            if a:
-                yi = yi + (h * a) * ks[j]
-                if S is not None:
-                    si = si + (h * a) * kss[j]
-        ti = t + _DP_C[i] * h
-        if i == 0 and fsal is not None:
-            ks.append(fsal[0])
-            if S is not None:
-                kss.append(fsal[1])
-            continue
-        if S is None:
-            ks.append(p.f(ti, yi, args))
-        else:
-            f, jy, jp = p.jac(ti, yi, args)
-            ks.append(f)
-            ks_s = jy @ si
-            ks_s[:, p.n:] += jp
-            kss.append(ks_s)
-    y_new = y + h * sum(b * k for b, k in zip(_DP_B, ks) if b)
-    err = h * sum(e * k for e, k in zip(_DP_E, ks) if e)
-    s_new = None if S is None else S + h * sum(b * k for b, k in zip(_DP_B, kss) if b)
-    last = (ks[6], kss[6] if S is not None else None)
-    return y_new, s_new, err, last
+def _combine(z: Any, h: float, coefs: Sequence[float], k: Any) -> Any:
+    """z + h sum_j coefs[j] k[j], elementwise (not a matrix product: BLAS may sum in another
+    order for another width, and y must not depend on whether S is carried alongside)."""
+    acc = None
+    for c, kj in zip(coefs, k):
+        if c:
+            term = (h * c) * kj
+            acc = term if acc is None else acc + term
+    return z if acc is None else z + acc
 
 
-def _ros2_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
-               fsal: Any) -> tuple[Any, Any, Any, Any]:
+def _dopri_step(p: _Problem, t: float, h: float, z: Any, sens: bool, args: list[Any],
+                fsal: Any) -> tuple[Any, Any, Any]:
+    """One Dormand-Prince step of the state z; with ``sens`` the stages are those of the
+    augmented system [y, S], i.e. the same stages linearised (S's exact derivative)."""
+    rhs = p.aug if sens else p.f
+    k = [rhs(t, z, args) if fsal is None else fsal]
+    for i in range(1, 7):
+        k.append(rhs(t + _DP_C[i] * h, _combine(z, h, _DP_A[i], k), args))
+    n = p.n
+    err = _combine(_np.zeros(n), h, _DP_E, [kj[:n] for kj in k])
+    return _combine(z, h, _DP_B, k), err, k[6]
+
+
+def _split(p: _Problem, z: Any, sens: bool) -> tuple[Any, Any]:
+    return z[:p.n], (z[p.n:].reshape(p.n, p.n_params) if sens else None)
+
+
+def _join(y: Any, S: Any) -> Any:
+    return y if S is None else _np.concatenate([y, S.reshape(-1)])
+
+
+def _ros2_step(p: _Problem, t: float, h: float, z: Any, sens: bool, args: list[Any],
+               fsal: Any) -> tuple[Any, Any, Any]:
     """One ROS2 step: (I - g h J) k1 = f(t, y); (I - g h J) k2 = f(t + h, y + h k1) - 2 k1;
     y1 = y + h (3/2 k1 + 1/2 k2); error y1 - (y + h k1). S follows the same scheme with the
     same matrix (a W-method stays second order with any matrix)."""
+    y, S = _split(p, z, sens)
     f, jy, jp = p.jac(t, y, args)
     n = p.n
     W = _np.eye(n) - (_ROS2_GAMMA * h) * jy
     try:
         k1 = _np.linalg.solve(W, f)
     except _np.linalg.LinAlgError:
-        return y, S, _np.full(n, _np.inf), None
+        return z, _np.full(n, _np.inf), None
     y2 = y + h * k1
     if S is None:
         k2 = _np.linalg.solve(W, p.f(t + h, y2, args) - 2.0 * k1)
@@ -318,19 +350,20 @@ def _ros2_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
         s_new = S + h * (1.5 * ks1 + 0.5 * ks2)
     y_new = y + h * (1.5 * k1 + 0.5 * k2)
     err = h * 0.5 * (k1 + k2)
-    return y_new, s_new, err, None
+    return _join(y_new, s_new), err, None
 
 
 _LIE_SEQUENCE = (1, 2, 3, 4)  # substeps of the linearly implicit Euler runs extrapolated
 
 
-def _lie_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
-              fsal: Any) -> tuple[Any, Any, Any, Any]:
+def _lie_step(p: _Problem, t: float, h: float, z: Any, sens: bool, args: list[Any],
+              fsal: Any) -> tuple[Any, Any, Any]:
     """One step of linearly implicit Euler extrapolated to order 4: the step h is covered with
     n = 1, 2, 3, 4 substeps of (I - (h/n) J) d = (h/n) f(t_i, y_i), J the Jacobian at the
     step's start, and the four end values are extrapolated to h -> 0 (Aitken-Neville on a
     first-order error expansion). Error: the order-4 value minus the order-3 one. S follows
     the same substeps on its own (linear) equation dS/dt = J_y S + J_p."""
+    y, S = _split(p, z, sens)
     f0, jy0, jp0 = p.jac(t, y, args)
     n = p.n
     eye = _np.eye(n)
@@ -341,7 +374,7 @@ def _lie_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
         try:
             winv = _np.linalg.inv(eye - hj * jy0)
         except _np.linalg.LinAlgError:
-            return y, S, _np.full(n, _np.inf), None
+            return z, _np.full(n, _np.inf), None
         yi, si = y, S
         for i in range(nj):
             if i == 0:
@@ -365,7 +398,7 @@ def _lie_step(p: _Problem, t: float, h: float, y: Any, S: Any, args: list[Any],
                 srows[j].append(srows[j][k - 1] + (srows[j][k - 1] - srows[j - 1][k - 1]) / r)
     y_new = rows[-1][-1]
     err = y_new - rows[-1][-2]
-    return y_new, srows[-1][-1] if S is not None else None, err, None
+    return _join(y_new, srows[-1][-1] if S is not None else None), err, None
 
 
 _STEPPERS = {"rk45": (_dopri_step, 4), "rosenbrock": (_lie_step, 3), "ros2": (_ros2_step, 1)}
@@ -389,23 +422,27 @@ def _run(problem: _Problem, raws: Sequence[Any], sens: bool) -> tuple[Any, Any]:
         return _np.full((T, problem.n), _np.nan), nan_s
 
 
-_PENDING = 64  # sensitivities computed ahead and not yet read, at most (per thread)
+_PENDING = 64  # solves whose sensitivities were computed ahead and not read since, at most
 
 
 def _solve_kernel(*raws: Any, problem: _Problem) -> Any:
     """y at the times [T, *y0.shape]. Once sensitivities have been asked for, each solve
-    computes them alongside and keeps them for the ``ode_sensitivities`` call on the same
-    inputs that follows (value and gradient of a log density; under ``vmap`` all the solves
-    come before all the sensitivities). When too many are left unread, that stops."""
+    computes them alongside and keeps them for the ``ode_sensitivities`` calls on the same
+    inputs that follow (value and gradient of a log density: one call per differentiated
+    argument; under ``vmap`` all the solves come before all the sensitivities). When
+    ``_PENDING`` solves in a row go unread, that stops."""
     local = problem._local
     want = getattr(local, "want", False)
     ys, ss = _run(problem, raws, want)
     if want:
         pending = local.pending
         pending.append(([_np.array(r, dtype=_np.float64) for r in raws], ss))
-        if len(pending) > _PENDING:
+        local.unread += 1
+        if local.unread > _PENDING:
             pending.clear()
             local.want = False
+        elif len(pending) > _PENDING:
+            del pending[0]
     return ys.reshape((len(problem.times), *problem.y_shape))
 
 
@@ -415,10 +452,13 @@ def _sens_kernel(*raws: Any, problem: _Problem) -> Any:
     if not getattr(local, "want", False):
         local.want = True
         local.pending = []
+        local.unread = 0
     host = [_np.array(r, dtype=_np.float64) for r in raws]
-    for k, (inputs, ss) in enumerate(local.pending):
+    pending = local.pending
+    for k in range(len(pending) - 1, -1, -1):  # newest first: the solve just made
+        inputs, ss = pending[k]
         if _same(inputs, host):
-            del local.pending[:k + 1]  # older entries were skipped: never read now
+            local.unread = 0  # entries stay: each argument's VJP reads the same S
             return ss
     return _run(problem, raws, True)[1]
 
@@ -583,7 +623,12 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
     # a host callback (R, JavaScript) is not called again from a sampler's threads
     problem.times = _np.asarray(problem.times)
     values = [_stand_in(x) for x in (y0, *targs)]
-    problem.f(start, values[0].reshape(-1), values[1:])
-    problem.jac(start, values[0].reshape(-1), values[1:])
+    y_start = values[0].reshape(-1)
+    problem.f(start, y_start, values[1:])
+    if problem.method == "rk45":
+        s_start = _np.zeros((problem.n, problem.n_params))
+        problem.aug(start, _np.concatenate([y_start, s_start.reshape(-1)]), values[1:])
+    else:
+        problem.jac(start, y_start, values[1:])
     _set_rules(1 + len(targs))
     return bind(_solve_prim, (y0, *targs), {"problem": problem})
