@@ -484,37 +484,31 @@ register_kernel("numpy", "ode_solve", _solve_kernel)
 register_kernel("numpy", "ode_sensitivities", _sens_kernel)
 
 
-def _through_numpy(kernel: Callable[..., Any]) -> Callable[..., Any]:
-    # the python backend's kernel: the integrators are host algorithms on NumPy arrays, so
-    # its buffers cross to NumPy where it exists; without NumPy (Pyodide's core) a clear error
+def _tf_constant(out: Any) -> Any:
+    import tensorflow as tf  # optional: only reached on the TensorFlow backend
+
+    return tf.constant(out)
+
+
+def _through_numpy(kernel: Callable[..., Any], backend: str,
+                   back: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``backend``'s kernel: the integrators are host algorithms on NumPy arrays, so its buffers
+    cross to NumPy and the result goes back with ``back``; without NumPy (Pyodide's core) a
+    clear error."""
     def run(*raws: Any, problem: _Problem) -> Any:
         if _np is None:
             raise OdeSolveError("ode_solve needs NumPy, which this Python (Pyodide's core) "
                                 "does not have")
-        be = get_backend("python")
-        return as_raw(kernel(*[be.to_numpy(r) for r in raws], problem=problem))
+        be = get_backend(backend)
+        return back(kernel(*[be.to_numpy(r) for r in raws], problem=problem))
 
     run.__name__ = kernel.__name__
     return run
 
 
-register_kernel("python", "ode_solve", _through_numpy(_solve_kernel))
-register_kernel("python", "ode_sensitivities", _through_numpy(_sens_kernel))
-
-
-def _through_tensorflow(kernel: Callable[..., Any]) -> Callable[..., Any]:
-    # the TensorFlow backend's kernel: its eager tensors cross to NumPy and back
-    def run(*raws: Any, problem: _Problem) -> Any:
-        import tensorflow as tf  # optional: only reached on the TensorFlow backend
-
-        return tf.constant(kernel(*[_np.asarray(r) for r in raws], problem=problem))
-
-    run.__name__ = kernel.__name__
-    return run
-
-
-register_kernel("tensorflow", "ode_solve", _through_tensorflow(_solve_kernel))
-register_kernel("tensorflow", "ode_sensitivities", _through_tensorflow(_sens_kernel))
+for _name, _back in (("python", as_raw), ("tensorflow", _tf_constant)):
+    register_kernel(_name, "ode_solve", _through_numpy(_solve_kernel, _name, _back))
+    register_kernel(_name, "ode_sensitivities", _through_numpy(_sens_kernel, _name, _back))
 
 
 def _vjp_rule(i: int) -> Callable[..., Any]:
