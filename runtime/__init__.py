@@ -64,7 +64,18 @@ from .lifetime import dispose, keep, tidy
 from .ode import OdeSolveError, ode_solve
 from .ops import *  # noqa: F403 - the op namespace is the public API
 from .ops import __all__ as _ops_all
-from .ppl import Draws, extra_samples, hmc, mcmc, nuts, opt, rwmh  # NumPy, or pure Python
+from .ppl import (  # NumPy, or pure Python (sbc, map: NumPy when called)
+    Draws,
+    SBCResult,
+    extra_samples,
+    hmc,
+    map,
+    mcmc,
+    nuts,
+    opt,
+    rwmh,
+    sbc,
+)
 from .ppl.distributions import (
     bernoulli,
     beta,
@@ -106,7 +117,8 @@ from .random import Generator
 from .scan import scan
 from .tensor import Tensor
 
-_ppl_all = ["Draws", "extra_samples", "hmc", "mcmc", "nuts", "opt", "rwmh"]
+_ppl_all = ["Draws", "SBCResult", "extra_samples", "hmc", "map", "mcmc", "nuts", "opt", "rwmh",
+            "sbc"]
 
 __all__ = [
     "KERNEL_NAMES",

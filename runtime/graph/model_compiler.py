@@ -41,7 +41,7 @@ from .nodes import (
     model_backend,
     node_of,
 )
-from .posterior_draws import PosteriorDraws  # ppl's Draws, without importing ppl
+from .posterior_draws import ON_EXECUTOR, PosteriorDraws  # ppl's Draws, not importing ppl
 from .toposort import topological_order
 
 __all__ = ["Model", "calculate", "distribution", "model", "variables_by_name"]
@@ -503,14 +503,25 @@ def variables_by_name(targets: Sequence[Any], names: Iterable[str], arg: str = "
     return out
 
 
-def calculate(targets: Any, values: dict[Any, Any] | None = None) -> Any:
+def calculate(targets: Any, values: dict[Any, Any] | None = None, cluster: Any = None) -> Any:
     """Evaluate lazy array(s) with a feed dict ``{lazy array: value}``; data fills the rest.
 
     ``targets`` may be one lazy array or a list/tuple/dict of them; the result has the same
     structure. Feeding an operation node overrides its computation. A key may also be a
     variable's name (``{"mu": 1.0}``), looked up among the targets' ancestors as every front
     door does (:func:`variables_by_name`); an unknown name is an error naming the variables.
+
+    ``cluster`` (with ``values=draws`` only): evaluate blocks of the draws as tasks on a Dask
+    cluster (a ``distributed.Client`` or ``"tcp://host:8786"``) or an executor of
+    ``runtime.ppl.executors``; the same values as in one process (each draw is evaluated on
+    its own; kernels that reduce a batch of draws along another path than one draw are the
+    exception, as for ``mcmc``'s blocks of chains).
     """
+    if cluster is not None:
+        if not isinstance(values, PosteriorDraws):
+            raise ValueError("cluster: calculate runs on a cluster over posterior draws only "
+                             "(values=draws from mcmc)")
+        return ON_EXECUTOR["calculate"](targets, values, cluster)
     if isinstance(values, PosteriorDraws):
         return _calculate_over_draws(targets, values)
     leaves, td = tree_flatten(targets)

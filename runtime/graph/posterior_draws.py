@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["PosteriorDraws"]
+__all__ = ["ON_EXECUTOR", "PosteriorDraws"]
+
+# ``calculate``/``simulate`` over draws with ``cluster=``: the executors live in ``ppl``, which
+# fills this table when it is imported ({"calculate": fn, "simulate": fn}); the graph only calls
+ON_EXECUTOR: dict[str, Any] = {}
 
 
 @runtime_checkable

@@ -31,10 +31,10 @@ from .nodes import (
     VariableNode,
     node_of,
 )
-from .posterior_draws import PosteriorDraws  # ppl's Draws, without importing ppl
+from .posterior_draws import ON_EXECUTOR, PosteriorDraws  # ppl's Draws, not importing ppl
 from .toposort import topological_order
 
-__all__ = ["simulate"]
+__all__ = ["pick_draws", "simulate"]
 
 # Event rank of each parameter of the multivariate families: the batch axes of a parameter sit
 # before these, and a simulated parameter needs singleton axes after ``nsim`` to line up with the
@@ -49,7 +49,7 @@ _PARAM_EVENT_NDIM = {
 
 
 def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
-             values: Any = None) -> Any:
+             values: Any = None, cluster: Any = None) -> Any:
     """Simulate ``targets`` (a lazy array, or a list/tuple/dict of them) ``nsim`` times from the
     model's prior: variables from their prior distributions, data that has a distribution from
     that distribution (prior predictive), operations from the values they depend on.
@@ -66,7 +66,20 @@ def simulate(targets: Any, nsim: int | None = None, seed: int | None = None,
     defaults to 1 from the prior. The same ``seed`` gives the same simulations. A variable with
     no distribution (``variable()``, a flat prior) cannot be simulated: that is an error naming
     it.
+
+    ``cluster``: posterior predictive simulation (``values=draws``) as tasks on a Dask cluster
+    (a ``distributed.Client`` or ``"tcp://host:8786"``) or an executor of
+    ``runtime.ppl.executors``: the draws are picked here as in one process, then simulated in
+    blocks of ``ppl.tasks.DRAWS_PER_TASK``, block ``b`` from a stream of ``(seed, b)``, so the
+    result is the same on any number of workers and with ``cluster=InProcess()``; the picked
+    draws and every value computed from them alone are those of ``cluster=None``, the new
+    random draws (e.g. replicated data) come from the blocks' streams instead.
     """
+    if cluster is not None:
+        if not isinstance(values, PosteriorDraws):
+            raise ValueError("cluster: simulate runs on a cluster over posterior draws only "
+                             "(values=draws from mcmc)")
+        return ON_EXECUTOR["simulate"](targets, nsim, seed, values, cluster)
     if nsim is not None and (isinstance(nsim, bool) or not isinstance(nsim, int) or nsim < 1):
         raise ValueError(f"nsim: expected an integer >= 1, got {nsim!r}")
     gen = default_generator() if seed is None else Generator(int(seed))
@@ -118,18 +131,7 @@ def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
                       gen: Any) -> tuple[int, dict[GraphNode, Any]]:
     """Pick ``nsim`` posterior draws; each variable the targets need gets ``(nsim, *shape)``."""
     total = draws.chains * draws.n_draws
-    if total == 0:
-        raise ValueError("values: the draws are empty (the run was interrupted before sampling)")
-    if nsim is None:
-        idx = list(range(total))
-    elif nsim <= total:  # a random subset: the order of uniforms is a random permutation
-        keys = to_host(gen.uniform((total,), dtype="float64")).tolist()
-        idx = sorted(range(total), key=keys.__getitem__)[:nsim]
-    else:
-        warnings.warn(f"nsim: {nsim} is more than the {total} posterior draws in values, so the "
-                      f"draws were picked with replacement", UserWarning, stacklevel=3)
-        u = to_host(gen.uniform((nsim,), dtype="float64")).tolist()
-        idx = [min(int(x * total), total - 1) for x in u]
+    idx = pick_draws(total, nsim, gen, stacklevel=4)
     out: dict[GraphNode, Any] = {}
     for n in _order(nodes, {}):
         if not isinstance(n, VariableNode):
@@ -143,6 +145,21 @@ def _posterior_values(nodes: list[GraphNode], draws: Any, nsim: int | None,
         flat = xp.asarray(draws.values[name]).reshape(total, *n.shape)
         out[n] = to_tensor(flat[xp.asarray(idx)], dtype=n.dtype, backend=n.reference.backend)
     return len(idx), out
+
+
+def pick_draws(total: int, nsim: int | None, gen: Any, stacklevel: int = 2) -> list[int]:
+    """Which of ``total`` pooled draws ``nsim`` simulations take (``None``: all, in order)."""
+    if total == 0:
+        raise ValueError("values: the draws are empty (the run was interrupted before sampling)")
+    if nsim is None:
+        return list(range(total))
+    if nsim <= total:  # a random subset: the order of uniforms is a random permutation
+        keys = to_host(gen.uniform((total,), dtype="float64")).tolist()
+        return sorted(range(total), key=keys.__getitem__)[:nsim]
+    warnings.warn(f"nsim: {nsim} is more than the {total} posterior draws in values, so the "
+                  f"draws were picked with replacement", UserWarning, stacklevel=stacklevel)
+    u = to_host(gen.uniform((nsim,), dtype="float64")).tolist()
+    return [min(int(x * total), total - 1) for x in u]
 
 
 def _stochastic(n: GraphNode) -> bool:

@@ -60,9 +60,11 @@ from .optimisers import (
 )
 from .optimize import OptResult, opt
 from .sampler import hmc, mcmc, nuts, rwmh, slice
+from .sbc import SBCResult, sbc
+from .tasks import map
 
 __all__ = ["Draws", "OptResult", "Optimiser", "adadelta", "adagrad", "adam", "adamax", "bfgs",
            "distributions", "ess_bulk", "ess_tail", "extra_samples", "gradient_descent", "hmc",
-           "l_bfgs_b", "mcmc", "momentum", "nadam", "nelder_mead", "nuts", "opt", "rhat",
-           "rms_prop", "rwmh", "slice", *distributions.DISTRIBUTIONS, *distributions.COMBINATORS,
-           *distributions.LINKS]
+           "l_bfgs_b", "map", "mcmc", "momentum", "nadam", "nelder_mead", "nuts", "opt", "rhat",
+           "rms_prop", "rwmh", "SBCResult", "sbc", "slice",
+           *distributions.DISTRIBUTIONS, *distributions.COMBINATORS, *distributions.LINKS]

@@ -40,17 +40,28 @@ through the scheduler's event log (``Worker.log_event`` on a topic of the run, w
 subscribes to); the executor feeds the run's one ``Progress`` (the bar, the callback, the doors'
 sinks) with the iterations done per chain, averaged over all chains, as for the local pool's
 processes. A re-run task reports from its start again: the bar waits for it, never goes back.
+
+Other work (``tb.sbc``'s replications, ``tb.map``, ``simulate``/``calculate`` over blocks of
+posterior draws) goes through the same executors as independent tasks: :func:`run_tasks` calls
+``fn(item)`` for every item on the executor (``map_tasks``: a loop here, the local pool's
+processes, or one Dask future per item) and returns the results in the items' order; a task that
+raises is reported with its item's index. The runtime's own task functions are module-level (sent
+by reference) and their items are data (the model as :func:`parallel.dumps_model`'s bytes); a
+user's function (``tb.map``) is sent by value with cloudpickle. A Dask task whose worker dies is
+re-run from its item, so the results never depend on the workers.
 """
 
 from __future__ import annotations
 
 import math
+import pickle
 import queue
 import sys
 import time
+import traceback
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +78,8 @@ from .parallel import (
     split_chains,
 )
 
-__all__ = ["ClusterLostError", "DaskCluster", "InProcess", "LocalProcesses", "as_executor",
-           "run_mcmc"]
+__all__ = ["ClusterLostError", "DaskCluster", "InProcess", "LocalProcesses", "TaskError",
+           "as_executor", "executor_for", "run_mcmc", "run_tasks"]
 
 _POLL_S = 0.05  # the parent's loop: progress, results, should_stop
 _STOP_POLL_S = 0.25  # a Dask task's look at the run's stop event (a round trip to the scheduler)
@@ -83,6 +94,23 @@ class ClusterLostError(RuntimeError):
     def __init__(self, message: str, draws: Draws | None, chains: list[int]) -> None:
         super().__init__(message)
         self.draws, self.chains = draws, chains
+
+
+class TaskError(RuntimeError):
+    """A task of :func:`run_tasks` raised: ``index`` is its item's position in the input."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class _ItemFailedError(Exception):
+    """An executor's ``map_tasks``: item ``index`` raised ``error`` (``trace``: its traceback
+    where it ran in another process)."""
+
+    def __init__(self, index: int, error: BaseException, trace: str = "") -> None:
+        super().__init__(index, error)
+        self.index, self.error, self.trace = index, error, trace
 
 
 class _TasksLostError(Exception):
@@ -164,6 +192,17 @@ class InProcess:
                 break
         return results, stopped
 
+    def map_tasks(self, fn: Callable[[Any], Any], items: Sequence[Any],
+                  on_done: Callable[[int], Any]) -> list[Any]:
+        out = []
+        for i, item in enumerate(items):
+            try:
+                out.append(fn(item))
+            except Exception as e:
+                raise _ItemFailedError(i, e) from e
+            on_done(i)
+        return out
+
 
 class LocalProcesses:
     """``mcmc(n_cores=k)``: one process per block of ``split_chains(chains, k)``, started
@@ -238,6 +277,35 @@ class LocalProcesses:
                 if p.is_alive():
                     p.terminate()
         return results, stopped
+
+    def map_tasks(self, fn: Callable[[Any], Any], items: Sequence[Any],
+                  on_done: Callable[[int], Any]) -> list[Any]:
+        """The items on at most ``n_workers`` processes (a forkserver pool); ``fn`` travels by
+        reference, or by value with cloudpickle when it is not importable (a lambda)."""
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+        if not items:
+            return []
+        blob = _dumps_fn(fn)
+        ctx, hidden = pool_context()
+        out: dict[int, Any] = {}
+        pool = ProcessPoolExecutor(max_workers=min(self.n_workers, len(items)), mp_context=ctx)
+        try:
+            with hidden:  # the pool starts its processes as tasks are submitted
+                futures = {pool.submit(_call_fn, blob, item): i for i, item in enumerate(items)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
+                for f in sorted(done, key=futures.__getitem__):
+                    i = futures[f]
+                    ok, value = f.result()
+                    if not ok:
+                        raise _ItemFailedError(i, value[0], value[1])
+                    out[i] = value
+                    on_done(i)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return [out[i] for i in range(len(items))]
 
 
 class DaskCluster:
@@ -339,6 +407,55 @@ class DaskCluster:
                 client.unsubscribe_topic(name)
         return {t: p for t, p in results.items() if p is not None}, stopped
 
+    def map_tasks(self, fn: Callable[[Any], Any], items: Sequence[Any],
+                  on_done: Callable[[int], Any]) -> list[Any]:
+        """One future per item (Dask sends ``fn`` by reference when importable, else with
+        cloudpickle); a worker that dies has its tasks re-run from their items."""
+        try:
+            from distributed import Client
+        except ImportError as e:  # pragma: no cover - dask is in the dev extra
+            raise ImportError("cluster=...: needs Dask distributed: pip install "
+                              "'tensorbridge[dask]'") from e
+        if not items:
+            return []
+        own = isinstance(self.client, str)
+        client = (Client(self.client, timeout=self.timeout, set_as_default=False) if own
+                  else self.client)
+        name = f"tensorbridge-task-{uuid.uuid4().hex}"
+        futures = [client.submit(_call_fn_dask, fn, item, key=f"{name}-{i}", pure=False,
+                                 retries=0) for i, item in enumerate(items)]
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        for f in futures:  # (called on the client's event loop thread)
+            f.add_done_callback(lambda f: done.put(True))
+        out: dict[int, Any] = {}
+        try:
+            while len(out) < len(futures):
+                try:
+                    done.get(timeout=_POLL_S)
+                except queue.Empty:
+                    pass
+                for i, f in enumerate(futures):
+                    if i in out or f.status in ("pending", "lost"):  # lost: re-run
+                        continue
+                    if f.status == "cancelled":
+                        raise _TasksLostError({}, f"the connection to the Dask scheduler at "
+                                              f"{client.scheduler.address} was lost (or the "
+                                              f"tasks were cancelled by someone else)")
+                    if f.status == "error":
+                        raise _ItemFailedError(i, f.exception(), "".join(
+                            traceback.format_tb(f.traceback())))
+                    out[i] = f.result()
+                    on_done(i)
+        except BaseException:
+            left = [f for f in futures if f.status == "pending"]
+            if left and client.status == "running":  # Ctrl-C or an error: nothing stays queued
+                client.cancel(left, force=True)
+            raise
+        finally:
+            if own:
+                client.close()
+        return [out[i] for i in range(len(items))]
+
     @staticmethod
     def _stop(client: Any, stop_event: Any, futures: list[Any], tracker: _Tracker,
               results: dict[int, Any]) -> None:
@@ -371,6 +488,82 @@ def _dask_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any], name
         return bool(stop_event.is_set())
 
     return run_task(blob, chain_ids, settings, report, should_stop)
+
+
+def _dumps_fn(fn: Callable[[Any], Any]) -> bytes:
+    """``fn`` for the local pool: by reference when importable, else by value (cloudpickle)."""
+    try:
+        return pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        try:
+            import cloudpickle
+        except ImportError:
+            raise TypeError(f"n_cores: {fn!r} cannot be sent to worker processes (define it at "
+                            f"module level, or install cloudpickle)") from None
+        return cloudpickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _call_fn(blob: bytes, item: Any) -> tuple[bool, Any]:
+    """A local pool's task: (True, fn(item)), or (False, (error, traceback)) when it raised
+    (the error object when it pickles, else a RuntimeError with its text)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    try:
+        return True, pickle.loads(blob)(item)
+    except Exception as e:
+        trace = traceback.format_exc()
+        try:
+            pickle.dumps(e)
+        except Exception:
+            e = RuntimeError(f"{type(e).__name__}: {e}")
+        return False, (e, trace)
+
+
+def _call_fn_dask(fn: Callable[[Any], Any], item: Any) -> Any:
+    return fn(item)
+
+
+def _item_error(what: str, e: _ItemFailedError) -> TaskError:
+    err = e.error
+    msg = f"{what} {e.index} failed: {type(err).__name__}: {err}"
+    if e.trace:
+        msg += f"\n(where it ran):\n{e.trace.rstrip()}"
+    out = TaskError(msg, e.index)
+    out.__cause__ = err
+    return out
+
+
+def run_tasks(executor: Any, fn: Callable[[Any], Any], items: Sequence[Any], *,
+              what: str = "item", on_done: Callable[[int], Any] | None = None) -> list[Any]:
+    """``[fn(item) for item in items]`` on ``executor``, results in the items' order.
+
+    ``fn`` should be a module-level function whose items are plain data (the runtime's tasks
+    send models as :func:`parallel.dumps_model` bytes); a Dask cluster and the local pool send
+    other callables by value (cloudpickle). ``on_done(i)`` is called here as item ``i``
+    finishes (in any order). A task that raises is a :class:`TaskError` naming ``what`` and
+    the item's index, chained to the task's exception; the other tasks are cancelled.
+    """
+    items = list(items)
+    try:
+        return executor.map_tasks(fn, items, on_done or (lambda i: None))
+    except _ItemFailedError as e:
+        raise _item_error(what, e) from e.error
+    except _TasksLostError as e:
+        raise ClusterLostError(f"{what}s: {e.why}", None, []) from None
+
+
+def executor_for(cluster: Any, n_cores: int | None, who: str) -> Any:
+    """The executor of a ``cluster=`` / ``n_cores=`` pair: in-process when both are None."""
+    if cluster is not None and n_cores is not None:
+        raise ValueError(f"{who}: n_cores, cluster: give one of them (n_cores is a local pool)")
+    if n_cores is not None:
+        if isinstance(n_cores, bool) or not isinstance(n_cores, int) or n_cores < 1:
+            raise ValueError(f"n_cores: expected None or an integer >= 1, got {n_cores!r}")
+        return InProcess() if n_cores == 1 else LocalProcesses(n_cores)
+    if cluster is None:
+        return InProcess()
+    return as_executor(cluster)
 
 
 def _check_per_task(k: Any) -> int:

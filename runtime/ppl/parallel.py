@@ -48,8 +48,8 @@ from .compiled_chains import run_chains_compiled
 from .draws import Draws
 from .sampling_threads import sampling_tuning
 
-__all__ = ["dumps_model", "loads_model", "merge_parts", "pool_context", "pool_worker",
-           "rewarn", "run_task", "split_chains"]
+__all__ = ["dumps_graph", "dumps_model", "loads_model", "merge_parts", "pool_context",
+           "pool_worker", "rewarn", "run_task", "split_chains"]
 
 
 # ------------------------------------------------------------------------- model transport
@@ -107,13 +107,20 @@ def dumps_model(model: Any, initial_values: Any = None) -> bytes:
 
     inits = ([by_node(d) for d in initial_values] if isinstance(initial_values, list)
              else by_node(initial_values))
+    return dumps_graph((model.targets, inits), "mcmc")
+
+
+def dumps_graph(obj: Any, who: str) -> bytes:
+    """Graph nodes (and any plain data around them) as bytes for a worker: primitives by name,
+    tensors as host arrays; nodes keep their identity within one call (one pickle).
+    ``who`` names the caller in the error when the graph cannot travel."""
     buf = io.BytesIO()
     try:
-        _GraphPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump((model.targets, inits))
+        _GraphPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as e:
         # RecursionError: a graph too deep for pickle (a long tb.scan unrolls into a chain)
         raise TypeError(
-            f"mcmc(cluster=..., n_cores=...): this model cannot be sent to worker processes "
+            f"{who}(cluster=..., n_cores=...): this model cannot be sent to worker processes "
             f"({e}); run it in one process with n_cores=None and cluster=None"
         ) from None
     return buf.getvalue()

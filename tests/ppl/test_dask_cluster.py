@@ -3,7 +3,8 @@ processes (``dask scheduler`` and ``dask worker``, run by this Python) on 127.0.
 chosen by the OS. The same seed gives bit-identical draws in-process, on one worker and on two;
 a worker killed mid-run (SIGKILL) has its task re-run on the other and the draws do not change;
 should_stop and Ctrl-C end the running tasks and cancel the queued ones; a killed scheduler is a
-clear error that keeps the chains already returned."""
+clear error that keeps the chains already returned. tb.sbc, tb.map and calculate/simulate over
+blocks of draws run as tasks of the same executors, with the same results everywhere."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,7 @@ distributed = pytest.importorskip(
 
 import tensorbridge as tb  # noqa: E402
 from tensorbridge.runtime.compiled.build import compiler_available  # noqa: E402
-from tensorbridge.runtime.ppl.executors import DaskCluster, InProcess  # noqa: E402
+from tensorbridge.runtime.ppl.executors import DaskCluster, InProcess, TaskError  # noqa: E402
 
 _START_S = 60  # a loaded 2-core machine: a worker imports distributed and NumPy in seconds
 
@@ -93,8 +95,11 @@ def _eight_schools():
     mu = tb.normal(0.0, 5.0)
     tau = tb.cauchy(0.0, 5.0, truncation=(0.0, float("inf")))
     eta = tb.normal(0.0, 1.0, dim=8)
-    tb.distribution(y, tb.normal(mu + tau * eta, sigma))
-    return tb.model(mu, tau, eta)
+    theta = mu + tau * eta
+    tb.distribution(y, tb.normal(theta, sigma))
+    m = tb.model(mu, tau, eta)
+    m.theta, m.y = theta, y  # for calculate and simulate over its draws
+    return m
 
 
 def _same(a, b) -> None:
@@ -108,6 +113,72 @@ def _same(a, b) -> None:
 
 def _task_workers(ts) -> set[str]:
     return {t["worker"] for t in ts.data if str(t["key"]).startswith("tensorbridge-mcmc-")}
+
+
+def _tasks_of_run(ts) -> set[str]:
+    return {t["worker"] for t in ts.data if str(t["key"]).startswith("tensorbridge-task-")}
+
+
+def _same_sbc(a, b) -> None:
+    assert a.names == b.names and a.nsim == b.nsim and a.seed == b.seed
+    for k in a.names:
+        np.testing.assert_array_equal(a.ranks[k], b.ranks[k], err_msg=k)
+        np.testing.assert_array_equal(a.truth[k], b.truth[k], err_msg=k)
+        assert a.p_values[k] == b.p_values[k]
+    np.testing.assert_array_equal(a.divergences, b.divergences)
+    np.testing.assert_array_equal(a.ess_bulk_min, b.ess_bulk_min)
+
+
+def test_sbc_map_calculate_simulate_same_in_process_on_one_worker_and_on_two(cluster) -> None:
+    """First in this module (it needs a lone worker, then two; it leaves one, as the next test
+    wants): every replication, dataset and block of draws is a task; the results are those of
+    this process whatever the number of workers."""
+    mu = tb.normal(0.0, 1.0)
+    sd = tb.exponential(1.0)
+    y4 = tb.as_data(np.zeros(4))
+    tb.distribution(y4, tb.normal(mu, sd))
+    small = tb.model(mu=mu, sd=sd)
+    kw = {"n_samples": 10, "warmup": 20, "thin_to": 9, "bins": 5, "seed": 5, "backend": "numpy",
+          "progress": False, "parameters": {"mu": mu, "sd": sd, "both": tb.stack([mu, sd])}}
+    here = tb.sbc(small, 4, **kw)
+
+    m = _eight_schools()
+    theta, y = m.theta, m.y
+    d = tb.mcmc(m, n_samples=300, warmup=50, chains=4, seed=2, progress=False,
+                backend="numpy")  # 1200 draws: blocks of 1000 and 200
+    calc_here = tb.calculate({"t": theta, "s": tb.sum(theta)}, values=d)
+    sim_here = tb.simulate([theta, y], nsim=1100, seed=4, values=d, cluster=InProcess())
+    sim_plain = tb.simulate([theta, y], nsim=1100, seed=4, values=d)
+    np.testing.assert_array_equal(sim_here[0].numpy(), sim_plain[0].numpy())  # draws picked
+
+    def check(where, n_workers: int) -> None:
+        with distributed.get_task_stream(cluster.client) as ts:
+            _same_sbc(here, tb.sbc(small, 4, cluster=where, **kw))
+            calc = tb.calculate({"t": theta, "s": tb.sum(theta)}, values=d, cluster=where)
+            sim = tb.simulate([theta, y], nsim=1100, seed=4, values=d, cluster=where)
+        assert len(_tasks_of_run(ts)) == n_workers
+        for k in calc_here:  # bit-equal to the one-process call
+            np.testing.assert_array_equal(calc[k], calc_here[k], err_msg=k)
+        for a, b in zip(sim, sim_here):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        # a user's function travels by value (a lambda), results in the input order
+        assert tb.map(lambda k: k * 10, [3, 1, 2], cluster=where) == [30, 10, 20]
+        with pytest.raises(TaskError, match=r"map: dataset 1 failed: ZeroDivisionError"):
+            tb.map(lambda k: 1 / k, [1, 0, 2], cluster=where)
+
+    cluster.ensure_workers(1)
+    check(cluster.address, 1)  # by address: connected for each call, closed after it
+    cluster.ensure_workers(2)
+    check(cluster.client, 2)
+
+    # leave one worker for the next test
+    victim = cluster.live_workers()[-1]
+    victim.kill()
+    victim.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while len(cluster.client.scheduler_info(n_workers=-1)["workers"]) != 1:
+        assert time.monotonic() < deadline, "the scheduler still lists the killed worker"
+        time.sleep(0.1)
 
 
 def test_same_draws_in_process_on_one_worker_and_on_two(cluster) -> None:
