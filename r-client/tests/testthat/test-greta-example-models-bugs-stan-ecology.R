@@ -1,0 +1,327 @@
+# greta's example-model vignette, models 18-28 (the BUGS, Stan and ecological models), run verbatim
+# (helper-greta-examples.R) and sampled with mcmc() as a greta user would; each posterior is
+# checked for convergence (R-hat, bulk ESS) and against a reference from outside tensorbridge:
+# the published BUGS results, exact results, or a base-R computation on an independently written
+# log density (importance sampling from a Laplace fit, an elliptical slice sampler, quadrature).
+# Tolerances are Monte Carlo errors: |ours - reference| < 4.5 * sqrt(mcse_ours^2 + mcse_ref^2).
+# The whole file takes about a minute (2 CPUs); TB_GRETA_EXAMPLES=all adds longer runs.
+
+# --- helpers ---------------------------------------------------------------------------------
+
+# Runs vignette model `name` verbatim, builds model() of the arrays named in `params` (found in
+# the example's environment) and samples it; returns the environment, draws and tb_summary.
+fit_example <- function(name, params, n_samples = 500, warmup = 500, chains = 4, seed = 1,
+                        data_seed = 1, sampler = nuts()) {
+  e <- run_greta_example(name, seed = data_seed)
+  targets <- mget(params, envir = e)
+  m <- do.call(model, targets)
+  draws <- mcmc(m, sampler = sampler, n_samples = n_samples, warmup = warmup, chains = chains,
+                seed = seed, verbose = FALSE)
+  list(env = e, draws = draws, summary = tb_summary(draws))
+}
+
+expect_converged <- function(s, rhat = 1.05, ess = 200) {
+  expect_lt(max(s$rhat), rhat)
+  expect_gt(min(s$ess_bulk), ess)
+}
+
+# |mean - ref| within k combined Monte Carlo standard errors (ours from the bulk ESS)
+expect_mean_near <- function(s, rows, ref, ref_mcse = 0, k = 4.5, label = "") {
+  mcse <- s[rows, "sd"] / sqrt(s[rows, "ess_bulk"])
+  z <- abs(s[rows, "mean"] - ref) / sqrt(mcse^2 + ref_mcse^2)
+  expect_true(all(z < k), info = paste(label, paste(sprintf("%s: %.4g vs %.4g (z = %.2f)", rows,
+                                                            s[rows, "mean"], ref, z),
+                                                    collapse = "; ")))
+}
+
+# Self-normalised importance sampling of an unnormalised log posterior from a multivariate t
+# (5 df) around its mode (found by optim) with the inverse Hessian, inflated, as scale.
+# log_post_rows, if given, evaluates log_post at every row of a matrix at once.
+is_reference <- function(log_post, init, n = 20000, seed = 1, log_post_rows = NULL) {
+  set.seed(seed)
+  fit <- optim(init, log_post, method = "BFGS", hessian = TRUE,
+               control = list(fnscale = -1, maxit = 1000, reltol = 1e-12))
+  scale <- chol(solve(-fit$hessian) * 1.5)
+  d <- length(init); df <- 5
+  z <- matrix(rnorm(n * d), n) / sqrt(rchisq(n, df) / df)
+  x <- base::sweep(z %*% scale, 2, fit$par, "+")
+  log_q <- -(df + d) / 2 * log1p(rowSums(z^2) / df)   # up to a constant
+  lp <- if (is.null(log_post_rows)) base::apply(x, 1, log_post) else log_post_rows(x)
+  lw <- lp - log_q
+  w <- exp(lw - max(lw)); w <- w / sum(w)
+  mean <- colSums(w * x)
+  sd <- sqrt(colSums(w * base::sweep(x, 2, mean)^2))
+  ess <- 1 / sum(w^2)
+  list(mean = mean, sd = sd, mcse = sd / sqrt(ess), ess = ess, x = x, w = w)
+}
+
+# Elliptical slice sampling (Murray, Adams & MacKay 2010) of w ~ N(0, diag(prior_sd^2)) times
+# exp(loglik(w)); returns the draws after burn-in and batch-means standard errors of the means.
+elliptical_slice <- function(loglik, prior_sd, n_iter = 20000, burn = 2000, seed = 1) {
+  set.seed(seed)
+  d <- length(prior_sd)
+  w <- numeric(d); ll <- loglik(w)
+  out <- matrix(0, n_iter, d)
+  for (it in seq_len(n_iter + burn)) {
+    nu <- rnorm(d) * prior_sd
+    log_y <- ll + log(runif(1))
+    angle <- runif(1, 0, 2 * pi); lo <- angle - 2 * pi; hi <- angle
+    repeat {
+      prop <- w * cos(angle) + nu * sin(angle)
+      ll_prop <- loglik(prop)
+      if (ll_prop > log_y) break
+      if (angle < 0) lo <- angle else hi <- angle
+      angle <- runif(1, lo, hi)
+    }
+    w <- prop; ll <- ll_prop
+    if (it > burn) out[it - burn, ] <- w
+  }
+  batches <- 50
+  b <- base::apply(out, 2, function(col) colMeans(matrix(col, ncol = batches)))
+  list(draws = out, mean = colMeans(out), sd = base::apply(out, 2, sd),
+       mcse = base::apply(b, 2, sd) / sqrt(batches))
+}
+
+bernoulli_loglik <- function(y, eta) sum(y * eta - log1p(exp(eta)))
+
+# --- BUGS models -----------------------------------------------------------------------------
+
+test_that("Air matches the BUGS examples' published posterior", {
+  skip_if_no_python()
+  f <- fit_example("Air", c("theta", "X"), n_samples = 1000, warmup = 1000)
+  s <- f$summary
+  expect_converged(s)
+  # OpenBUGS Examples Vol II, "Air: Berkson measurement error", Results table (mean, median,
+  # sd, MC_error; 20000 draws after 1000), as transcribed in TuringLang/JuliaBUGS.jl
+  # src/BUGSExamples/Volume_2/07_Air.jl (reference_results). BUGS uses tau = 0.01234 and
+  # dnorm(0, 0.001) priors (sd 31.6) where greta's version has 1/81.14 and sd 32.
+  rows <- c("theta[1,1]", "theta[2,1]", "X[1,1]", "X[2,1]", "X[3,1]")
+  bugs_mean <- c(-1.061, 0.0519, 13.48, 27.35, 40.73)
+  bugs_median <- c(-0.7223, 0.03925, 13.73, 27.24, 40.64)
+  bugs_sd <- c(2.42, 0.09807, 8.403, 7.462, 8.798)
+  bugs_mcse <- c(0.04654, 0.001963, 0.1405, 0.0841, 0.1259)
+  expect_mean_near(s, rows, bugs_mean, bugs_mcse, label = "Air")
+  # medians: the theta posterior is heavy-tailed, so its median is the sharper check
+  expect_lt(max(abs(s[rows, "q50"] - bugs_median) / bugs_sd), 0.1)
+  # the X posteriors are near normal: their sds agree; theta's sd (a heavy tail: exact
+  # quadrature gives 1.96 for theta[1], BUGS reports 2.42) is only checked loosely
+  expect_lt(max(abs(s[rows[3:5], "sd"] / bugs_sd[3:5] - 1)), 0.1)
+  expect_lt(max(abs(log(s[rows[1:2], "sd"] / bugs_sd[1:2]))), log(2))
+})
+
+test_that("Beetles (logit) matches the BUGS examples and glm()", {
+  skip_if_no_python()
+  f <- fit_example("Beetles", c("alpha_star", "beta", "alpha", "rhat"))
+  s <- f$summary
+  expect_converged(s)
+  # OpenBUGS Examples Vol II, "Beetles: choice of link function", Results, logit model (mean,
+  # sd, MC_error; 20000 draws), as in TuringLang/JuliaBUGS.jl
+  # src/BUGSExamples/Volume_2/13_Beetles.jl (reference_results)
+  rows <- c("alpha", "beta", sprintf("rhat[%d,1]", 1:8))
+  bugs_mean <- c(-60.78, 34.3, 3.571, 9.955, 22.51, 33.9, 50.04, 53.21, 59.14, 58.68)
+  bugs_sd <- c(5.168, 2.904, 0.957, 1.691, 2.115, 1.768, 1.655, 1.108, 0.7393, 0.4284)
+  bugs_mcse <- c(0.05287, 0.02975, 0.008556, 0.01549, 0.01977, 0.01682, 0.01626, 0.01106,
+                 0.007362, 0.004225)
+  # the published means are rounded to 4 significant digits: half a unit of the last digit
+  rounding <- c(0.005, 0.05, 0.0005, 0.0005, 0.005, 0.05, 0.005, 0.005, 0.005, 0.005)
+  expect_mean_near(s, rows, bugs_mean, bugs_mcse + rounding, label = "Beetles")
+  expect_lt(max(abs(s[rows, "sd"] / bugs_sd - 1)), 0.12)
+  # glm(): with 481 beetles the posterior is near normal around the MLE
+  e <- f$env
+  g <- glm(cbind(r, n - r) ~ I(x - mean(x)), family = stats::binomial, data = list(
+    r = e$r, n = e$n, x = e$x))
+  est <- unname(coef(g)); se <- unname(sqrt(diag(vcov(g))))
+  expect_lt(max(abs(s[c("alpha_star", "beta"), "mean"] - est) / se), 0.15)
+  expect_lt(max(abs(s[c("alpha_star", "beta"), "sd"] / se - 1)), 0.1)
+  # and an importance-sampling reference on the exact log posterior (normal(0, 32) priors)
+  xc <- e$x - mean(e$x)
+  log_post <- function(t) sum(dbinom(e$r, e$n, plogis(t[1] + t[2] * xc), log = TRUE)) +
+    sum(dnorm(t, 0, 32, log = TRUE))
+  ref <- is_reference(log_post, est)
+  expect_mean_near(s, c("alpha_star", "beta"), ref$mean, ref$mcse, label = "Beetles IS")
+})
+
+# --- Stan models -----------------------------------------------------------------------------
+
+test_that("Lightspeed matches the exact posterior (flat priors on beta and sigma)", {
+  skip_if_no_python()
+  f <- fit_example("Lightspeed", c("beta", "sigma"), n_samples = 1000, warmup = 500)
+  s <- f$summary
+  expect_converged(s)
+  y <- f$env$y; n <- length(y); ss <- sum((y - mean(y))^2)
+  # p(beta, sigma | y) propto sigma^-n exp(-(ss + n (beta - ybar)^2) / (2 sigma^2)) (flat
+  # priors on beta and on sigma > 0, greta's variable() as Stan's unbounded parameters):
+  # beta | y is ybar + t_{n-2} * sqrt(ss / (n (n - 2))), sigma^2 | y ~ inverse-gamma((n-2)/2,
+  # ss/2)
+  nu <- n - 2
+  beta_scale <- sqrt(ss / (n * nu))
+  beta_sd <- beta_scale * sqrt(nu / (nu - 2))
+  sigma_mean <- sqrt(ss / 2) * exp(lgamma((nu - 1) / 2) - lgamma(nu / 2))
+  sigma_sd <- sqrt(ss / (nu - 2) - sigma_mean^2)
+  expect_mean_near(s, c("beta", "sigma"), c(mean(y), sigma_mean), label = "Lightspeed")
+  expect_lt(max(abs(s[c("beta", "sigma"), "sd"] / c(beta_sd, sigma_sd) - 1)), 0.08)
+  # quantiles of beta against the scaled t
+  q <- mean(y) + beta_scale * qt(c(0.05, 0.95), nu)
+  expect_lt(max(abs(unlist(s["beta", c("q5", "q95")]) - q)), 0.15 * beta_sd)
+})
+
+# Eight schools as greta's vignette writes it: theta = mu_theta + xi * eta with
+# eta ~ normal(0, sigma_eta), sigma_eta ~ inverse_gamma(1, 1), xi ~ normal(0, 5),
+# mu_theta ~ normal(0, 100). theta depends on (xi, sigma_eta) through tau = |xi| sigma_eta only;
+# given tau, mu_theta and theta are Gaussian and integrate out exactly, leaving a 2-d quadrature
+# over (xi, log sigma_eta).
+eight_schools_reference <- function(y, sigma_y) {
+  xi <- seq(1e-4, 25, length.out = 500)                 # the posterior is symmetric in xi
+  log_s <- seq(-9, 7, length.out = 500)
+  grid <- expand.grid(xi = xi, log_s = log_s)
+  tau <- grid$xi * exp(grid$log_s)
+  v <- outer(tau^2, sigma_y^2, "+")                     # var of y_j given mu and tau
+  prec <- 1 / 100^2 + rowSums(1 / v)
+  mu_hat <- rowSums(base::sweep(1 / v, 2, y, "*")) / prec
+  log_m <- -0.5 * rowSums(log(v)) - 0.5 * rowSums(base::sweep(1 / v, 2, y^2, "*")) +
+    0.5 * mu_hat^2 * prec - 0.5 * log(prec)
+  # inverse_gamma(1, 1) density of s times s (d log s), normal(0, 5) density of xi
+  s <- exp(grid$log_s)
+  log_prior <- dnorm(grid$xi, 0, 5, log = TRUE) - 2 * log(s) - 1 / s + log(s)
+  w <- exp(log_m + log_prior - max(log_m + log_prior)); w <- w / sum(w)
+  tau2 <- matrix(tau^2, length(tau), 8)
+  sy2 <- matrix(sigma_y^2, length(tau), 8, byrow = TRUE)
+  b <- 1 / tau2 + 1 / sy2                               # precision of theta_j given mu, y_j
+  shrink <- (1 / tau2) / b                              # = sigma_y^2 / (sigma_y^2 + tau^2)
+  e_theta <- shrink * mu_hat + (1 - shrink) * matrix(y, nrow(b), 8, byrow = TRUE)
+  var_theta <- 1 / b + shrink^2 / prec
+  mu_mean <- sum(w * mu_hat)
+  theta_mean <- colSums(w * e_theta)
+  list(mu_mean = mu_mean, mu_sd = sqrt(sum(w * (1 / prec + mu_hat^2)) - mu_mean^2),
+       theta_mean = theta_mean,
+       theta_sd = sqrt(colSums(w * (var_theta + e_theta^2)) - theta_mean^2),
+       p_sigma_eta_below_1 = sum(w[s < 1]))
+}
+
+test_that("Eight schools matches exact quadrature of its own parametrisation", {
+  skip_if_no_python()
+  f <- fit_example("Eight schools", c("mu_theta", "xi", "sigma_eta", "theta"),
+                   n_samples = 1000, warmup = 1000)
+  s <- f$summary
+  expect_converged(s)
+  div <- attr(f$draws, "sampler_diagnostics")$divergences
+  expect_lt(div, 0.01 * 4000)   # sigma_eta scales eta (a centred funnel): a few divergences
+  ref <- eight_schools_reference(f$env$y, f$env$sigma_y)
+  rows <- c("mu_theta", sprintf("theta[%d,1]", 1:8))
+  expect_mean_near(s, rows, c(ref$mu_mean, ref$theta_mean), label = "Eight schools")
+  expect_lt(max(abs(s[rows, "sd"] / c(ref$mu_sd, ref$theta_sd) - 1)), 0.1)
+  p <- mean(as.matrix(f$draws)[, "sigma_eta"] < 1)
+  ess <- s["sigma_eta", "ess_bulk"]
+  expect_lt(abs(p - ref$p_sigma_eta_below_1), 4.5 * sqrt(p * (1 - p) / ess))
+})
+
+# --- ecological models -----------------------------------------------------------------------
+
+test_that("Logistic regression matches importance sampling of its exact posterior", {
+  skip_if_no_python()
+  f <- fit_example("Logistic regression", c("alpha", "beta"))
+  s <- f$summary
+  expect_converged(s)
+  e <- f$env
+  log_post <- function(t) bernoulli_loglik(e$occupancy, t[1] + e$env %*% t[-1]) +
+    sum(dnorm(t, 0, 10, log = TRUE))
+  ref <- is_reference(log_post, rep(0, 4))
+  expect_gt(ref$ess, 5000)
+  rows <- c("alpha", sprintf("beta[%d,1]", 1:3))
+  expect_mean_near(s, rows, ref$mean, ref$mcse, label = "logistic")
+  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.1)
+})
+
+test_that("Poisson regression matches importance sampling of its exact posterior", {
+  skip_if_no_python()
+  f <- fit_example("Poisson regression", c("alpha", "beta"))
+  s <- f$summary
+  expect_converged(s)
+  e <- f$env
+  log_post <- function(t) sum(dpois(e$occupancy, exp(t[1] + e$env %*% t[-1]), log = TRUE)) +
+    sum(dnorm(t, 0, 10, log = TRUE))
+  g <- glm(e$occupancy ~ e$env, family = stats::poisson)
+  ref <- is_reference(log_post, unname(coef(g)))
+  expect_gt(ref$ess, 5000)
+  rows <- c("alpha", sprintf("beta[%d,1]", 1:3))
+  expect_mean_near(s, rows, ref$mean, ref$mcse, label = "Poisson")
+  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.1)
+  # near normal: also within a third of a standard error of glm()'s MLE
+  expect_lt(max(abs(s[rows, "mean"] - coef(g)) / sqrt(diag(vcov(g)))), 1 / 3)
+})
+
+test_that("Logistic regression with error term matches quadrature + importance sampling", {
+  skip_if_no_python()
+  f <- fit_example("Logistic regression with error term", c("alpha", "beta", "error"),
+                   n_samples = 1000, warmup = 1000)
+  s <- f$summary
+  expect_converged(s)
+  e <- f$env
+  # Given (alpha, beta) the sites are independent: each error term integrates out of its
+  # binomial likelihood on a grid (normal(0, 10) weights), leaving a 4-d posterior that is
+  # importance-sampled; E[linear predictor | alpha, beta, y] comes from the same grid.
+  grid <- seq(-60, 60, by = 0.25)
+  wts <- dnorm(grid, 0, 10); wts <- wts / sum(wts)
+  site_terms <- function(t) {
+    t <- matrix(t, ncol = 4)
+    m <- t[, 1] + t[, -1, drop = FALSE] %*% t(e$env)
+    log_lik <- 0; e_eta <- m
+    for (i in seq_len(e$n_sites)) {
+      eta <- outer(m[, i], grid, "+")
+      lik <- dbinom(e$occupancy[i], e$n_obs, plogis(eta))
+      l <- drop(lik %*% wts)
+      log_lik <- log_lik + log(l)
+      # far in the tails the likelihood underflows to 0 (such draws have zero weight)
+      e_eta[, i] <- ifelse(l > 0, drop((lik * eta) %*% wts) / l, m[, i])
+    }
+    list(log_lik = log_lik, e_eta = e_eta)
+  }
+  log_post <- function(t) site_terms(t)$log_lik + sum(dnorm(t, 0, 10, log = TRUE))
+  ref <- is_reference(log_post, rep(0, 4), n = 4000, log_post_rows = function(x)
+    site_terms(x)$log_lik + rowSums(dnorm(x, 0, 10, log = TRUE)))
+  expect_gt(ref$ess, 1000)
+  rows <- c("alpha", sprintf("beta[%d,1]", 1:3))
+  expect_mean_near(s, rows, ref$mean, ref$mcse, label = "logistic + error")
+  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.15)
+  # the site-level linear predictor (heavy-tailed where all 5 or no visits saw the species)
+  lp <- tb_summary(calculate(linear_predictor = e$linear_predictor, values = f$draws))
+  terms <- site_terms(ref$x)
+  ref_lp <- colSums(ref$w * terms$e_eta)
+  ref_lp_mcse <- sqrt(colSums(ref$w^2 * base::sweep(terms$e_eta, 2, ref_lp)^2))
+  expect_mean_near(lp, rownames(lp), ref_lp, ref_lp_mcse, label = "linear predictor")
+})
+
+test_that("Multiple species (independent) match importance sampling species by species", {
+  skip_if_no_python()
+  f <- fit_example("Multiple species modelling independently and concurrently",
+                   c("alpha", "beta"))
+  s <- f$summary
+  expect_converged(s)
+  e <- f$env
+  # the posterior factorises over species: alpha[k] and beta[, k] see column k only
+  for (k in seq_len(e$n_species)) {
+    log_post <- function(t) bernoulli_loglik(e$occupancy[, k], t[1] + e$env %*% t[-1]) +
+      sum(dnorm(t, 0, 10, log = TRUE))
+    ref <- is_reference(log_post, rep(0, 4), seed = k)
+    rows <- c(sprintf("alpha[%d,1]", k), sprintf("beta[%d,%d]", 1:3, k))
+    expect_mean_near(s, rows, ref$mean, ref$mcse, label = paste("species", k))
+    expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.12)
+  }
+})
+
+test_that("Multiple species with a sub-model match an elliptical slice sampler", {
+  skip_if_no_python()
+  f <- fit_example("Multiple species with sub-model for regression coefficients", "g",
+                   n_samples = 1000, warmup = 1000)
+  s <- f$summary
+  expect_converged(s)
+  e <- f$env
+  # linear predictor = env %*% g %*% t(traits), linear in vec(g) (column-major)
+  a <- base::kronecker(e$traits, e$env)   # vec(env g t(traits)) = (traits (x) env) vec(g)
+  y <- as.vector(e$occupancy)
+  ref <- elliptical_slice(function(w) bernoulli_loglik(y, drop(a %*% w)), rep(10, 4),
+                          n_iter = 40000)
+  rows <- sprintf("g[%d,%d]", c(1, 2, 1, 2), c(1, 1, 2, 2))
+  expect_mean_near(s, rows, ref$mean, ref$mcse, label = "sub-model")
+  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.15)
+})
