@@ -180,13 +180,14 @@ def _fmt_time(v: Any, unit: str, note: Any) -> str:
         return str(note or "n/a")
     if unit == "us/op":
         return f"{v:.2f} us/op"
-    if v >= 9_999.5:  # what would print as "10000 us"
+    a = abs(v)  # a difference of two times may be negative
+    if a >= 9_999.5:  # what would print as "10000 us"
         return f"{v / 1000:.1f} ms"
-    if v >= 100:
+    if a >= 100:
         return f"{v:.0f} us"
-    if v >= 10:
+    if a >= 10:
         return f"{v:.1f} us"
-    if v >= 1:
+    if a >= 1:
         return f"{v:.2f} us"
     return f"{v:.3f} us"
 
