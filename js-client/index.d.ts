@@ -454,6 +454,15 @@ export interface OptResult {
   converged: boolean;
 }
 
+/** tb.ppl.simulate's options. Python's and R's `cluster` (blocks of draws as tasks on a Dask
+ * cluster) is not applicable here: Pyodide has no socket to a Dask scheduler. tb.sbc and
+ * tb.map are not offered in JS (the front-door spec's `not_in_door` says why). */
+export interface SimulateOptions {
+  nsim?: number;
+  seed?: number;
+  values?: Draws;
+}
+
 export interface McmcOptions {
   nSamples?: number;
   warmup?: number;
@@ -521,7 +530,7 @@ export interface Ppl {
   calculate(target: LazyArray, values?: Map<LazyArray, unknown>
     | Record<string, PplArg | { data: TypedArray; shape: number[] }>): Promise<Tensor>;
   /** Prior (predictive) simulations, or with `values: draws` the posterior predictive. */
-  simulate(target: LazyArray, options?: { nsim?: number; seed?: number; values?: Draws }):
+  simulate(target: LazyArray, options?: SimulateOptions):
     Promise<{ data: Float64Array; shape: number[]; dtype: string }>;
   /** The lazy array as printed in Python and R: known values, `?` where unknown. */
   format(x: LazyArray): Promise<string>;

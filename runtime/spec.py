@@ -56,11 +56,13 @@ from .argument_checks import (
     signature_args,
 )
 from .argument_checks import check_call as _check_call
-from .graph.model_compiler import variables_by_name
+from .graph.model_compiler import calculate, variables_by_name
 from .graph.nodes import VARIABLES
+from .graph.simulate import simulate
 from .layers import Model
 from .ppl import distributions as _distributions
-from .ppl import extra_samples, hmc, mcmc, nuts, opt, rwmh, slice
+from .ppl import extra_samples, hmc, mcmc, nuts, opt, rwmh, sbc, slice
+from .ppl import map as tb_map
 from .ppl import optimisers as _optimisers
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "CAMEL",
     "DISTRIBUTIONS",
     "INTERNAL",
+    "NOT_IN_DOOR",
     "OPTIONS",
     "R_NAMES",
     "SNAKE",
@@ -144,6 +147,12 @@ def _options() -> dict[str, tuple[str, ...]]:
         "mcmc": tuple(n for n, _ in signature_args(mcmc, skip=("model",))),
         "opt": tuple(n for n, _ in signature_args(opt, skip=("model",))),
         "fit": tuple(n for n, _ in signature_args(Model.fit, skip=("self",))),
+        # issue 17: simulation-based calibration, sweeps, and calculate/simulate over draws on
+        # an executor (R's calculate() is greta's: it simulates too, given nsim)
+        "sbc": tuple(n for n, _ in signature_args(sbc, skip=("model",))),
+        "map": tuple(n for n, _ in signature_args(tb_map, skip=("fn", "datasets"))),
+        "calculate": tuple(n for n, _ in signature_args(calculate, skip=("targets",))),
+        "simulate": tuple(n for n, _ in signature_args(simulate, skip=("targets",))),
         # greta's optimiser objects for opt(optimiser=)
         **{o: tuple(n for n, _ in signature_args(getattr(_optimisers, o)))
            for o in _optimisers.OPTIMISERS},
@@ -152,6 +161,17 @@ def _options() -> dict[str, tuple[str, ...]]:
 
 # function -> its options, in signature order (the runtime's signatures are the spec)
 OPTIONS: dict[str, tuple[str, ...]] = _options()
+
+# per door, the functions of OPTIONS it does not offer at all, and why (their options are then
+# INTERNAL to that door too)
+NOT_IN_DOOR: dict[str, dict[str, str]] = {
+    "r": {"map": "an R function cannot run in tensorbridge's Python workers; R's own parallel "
+                 "or future packages map R functions"},
+    "js": {"sbc": "NumPy-based and nsim full mcmc fits: the JS door's runtime has no NumPy and "
+                  "a page no cluster; run sbc from Python or R",
+           "map": "a JS function cannot run in tensorbridge's Python workers, and Pyodide has "
+                  "no processes or sockets to a Dask scheduler"},
+}
 
 # per door, the options it does not take by that name, and why: the door provides them itself
 # (the variable functions' too: R takes greta's arguments only, and names variables after its
@@ -170,9 +190,14 @@ INTERNAL: dict[str, dict[str, frozenset[str]]] = {
     "js": {"mcmc": frozenset({"callback", "should_stop", "progress", "n_cores", "cluster"}),
            "extra_samples": frozenset({"callback", "should_stop", "progress"}),
            "fit": frozenset({"verbose"}),
+           "calculate": frozenset({"cluster"}), "simulate": frozenset({"cluster"}),
            **{v.name: frozenset({"backend"}) for v in VARIABLES},
            "cholesky_variable": frozenset({"backend", "upper"})},
 }
+
+for _door, _fns in NOT_IN_DOOR.items():
+    for _fn in _fns:
+        INTERNAL[_door][_fn] = frozenset(OPTIONS[_fn])
 
 
 # -- variable naming ---------------------------------------------------------------------------
@@ -230,6 +255,7 @@ def as_dict() -> dict[str, Any]:
                     for fn, opts in OPTIONS.items()},
         "internal": {door: {fn: sorted(v) for fn, v in t.items()}
                      for door, t in INTERNAL.items()},
+        "not_in_door": {door: dict(t) for door, t in NOT_IN_DOOR.items()},
         "layers": [{"name": c, "names": {"python": c, "r": "layer_" + _snake(c),
                                          "js": door_name(_snake(c), "js")}}
                    for c in _layers()],

@@ -404,11 +404,13 @@ def draws_values(draws: Any, targets: Any) -> np.ndarray:
     return calculate_draws(targets, draws)
 
 
-def calculate_draws(targets: Any, draws: Any) -> np.ndarray:
-    """Targets at every draw; targets that depend on no variable are repeated."""
+def calculate_draws(targets: Any, draws: Any, cluster: Any = None) -> np.ndarray:
+    """Targets at every draw; targets that depend on no variable are repeated. ``cluster``:
+    R's ``tb_cluster()`` executor (blocks of draws as tasks), or None."""
     targets = list(targets)
     unknown = [t for t in targets if not t.node.known]
-    at_draws = iter(tb.calculate(unknown, values=draws) if unknown else [])
+    extra = {} if cluster is None else {"cluster": cluster}
+    at_draws = iter(tb.calculate(unknown, values=draws, **extra) if unknown else [])
     shape = (draws.chains, draws.n_draws)
     out = [next(at_draws) if not t.node.known else
            np.broadcast_to(np.asarray(t._primal.numpy()), (*shape, *t.shape)) for t in targets]
@@ -508,12 +510,59 @@ def simulate_values(targets: Any, nsim: int, seed: Any, values: Any,
     return [np.asarray(o.numpy()) for o in out]
 
 
-def simulate_draws(targets: Any, nsim: int, seed: Any, draws: Any) -> list[Any]:
+def simulate_draws(targets: Any, nsim: int, seed: Any, draws: Any,
+                   cluster: Any = None) -> list[Any]:
     """The posterior predictive (greta's ``calculate(y, values = draws, nsim)``): ``targets``
-    simulated ``nsim`` times, each from one randomly chosen posterior draw: ``(nsim, *shape)``."""
+    simulated ``nsim`` times, each from one randomly chosen posterior draw: ``(nsim, *shape)``.
+    ``cluster``: R's ``tb_cluster()`` executor, or None."""
+    extra = {} if cluster is None else {"cluster": cluster}
     out = tb.simulate(list(targets), nsim=int(nsim), seed=None if seed is None else int(seed),
-                      values=draws)
+                      values=draws, **extra)
     return [np.asarray(o.numpy()) for o in out]
+
+
+def _r_columns(labels: list[str]) -> list[tuple[str, str]]:
+    """Scalars' 0-based row-major Python labels (``theta[0,1]``) as R's columns: per array in
+    column-major order with 1-based indices, a one-element array by its name (as ``mcmc``'s
+    columns, ``ppl_names``): pairs (Python label, R label)."""
+    groups: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for lab in labels:
+        name, _, idx = lab.partition("[")
+        groups.setdefault(name, []).append(
+            (lab, tuple(int(i) for i in idx[:-1].split(",")) if idx else ()))
+    out = []
+    for name, items in groups.items():
+        if len(items) == 1:
+            out.append((items[0][0], name))
+            continue
+        for lab, idx in sorted(items, key=lambda it: it[1][::-1]):
+            out.append((lab, f"{name}[{','.join(str(i + 1) for i in idx)}]"))
+    return out
+
+
+def sbc_run(m: Any, nsim: int, data: Any, parameters: Any, n_samples: int, warmup: int,
+            chains: int, thin_to: int, bins: int, sampler: Any, backend: str, seed: int,
+            alpha: float, cluster: Any, n_cores: Any, verbose: bool) -> dict[str, Any]:
+    """R's ``sbc()``: ``tb.sbc`` with R's values, the result as plain values with R's 1-based
+    labels (``ranks``: an integer matrix, replications by scalars)."""
+    res = tb.sbc(m, int(nsim), data=data, parameters=parameters,
+                 n_samples=int(n_samples), warmup=int(warmup), chains=int(chains),
+                 thin_to=int(thin_to), bins=int(bins), sampler=sampler, backend=backend,
+                 seed=int(seed), alpha=float(alpha), cluster=cluster,
+                 n_cores=None if n_cores is None else int(n_cores), progress=bool(verbose))
+    cols = _r_columns(res.names)
+    py = [c[0] for c in cols]
+    return {"names": [c[1] for c in cols],
+            "ranks": np.asfortranarray(np.stack([res.ranks[n] for n in py], axis=1)
+                                       .astype(np.int32)),
+            "truth": np.asfortranarray(np.stack([res.truth[n] for n in py], axis=1)),
+            "counts": np.asfortranarray(np.stack([res.counts[n] for n in py], axis=1)
+                                        .astype(np.int32)),
+            "p_values": np.array([res.p_values[n] for n in py]),
+            "passed": [bool(res.passed[n]) for n in py], "threshold": res.threshold,
+            "divergences": res.divergences.astype(np.int32), "ess_bulk_min": res.ess_bulk_min,
+            "nsim": res.nsim, "thin_to": res.thin_to, "bins": res.bins,
+            "seed": float(res.seed), "alpha": res.alpha, "wall_s": res.wall_s}
 
 
 def model_arrays(m: Any, others: Any) -> list[str]:

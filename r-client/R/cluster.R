@@ -17,7 +17,8 @@
 #' @param address The scheduler's address, such as `"tcp://127.0.0.1:8786"`.
 #' @param chains_per_task Chains per task (a whole number, at least 1); blocks never hold a
 #'   lone chain unless the run has one. The draws depend on it, not on the cluster's size.
-#' @return An object of class `tb_cluster` for [mcmc()]'s `cluster` argument.
+#' @return An object of class `tb_cluster` for the `cluster` argument of [mcmc()], [sbc()]
+#'   (one replication per task) and [calculate()] (blocks of draws per task).
 #' @examples
 #' \dontrun{
 #' draws <- mcmc(m, chains = 8, seed = 1, cluster = tb_cluster("tcp://127.0.0.1:8786"))

@@ -455,6 +455,10 @@ tb_summary <- function(draws) {
 #'   stochastic arrays (not in the model) are simulated given that draw; more simulations
 #'   than draws pick draws with replacement, with a warning.
 #' @param seed With `nsim`: `NULL` (drawn from R's random number generator) or a whole number.
+#' @param cluster `NULL`, or with `values = draws` a Dask cluster from [tb_cluster()]: the
+#'   draws are evaluated (or simulated from) in blocks, as tasks on its workers, with the
+#'   values of this process (posterior predictive: the same draws picked; the new random
+#'   draws of each block from its own stream of `seed`, the same on any number of workers).
 #' @return An `mcmc.list` (for draws) or a named list of arrays; with `nsim`, arrays with a
 #'   leading dimension of `nsim`.
 #' @examples
@@ -466,9 +470,15 @@ tb_summary <- function(draws) {
 #' calculate(y, values = draws, nsim = 100)   # posterior predictive checks
 #' }
 #' @export
-calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
+calculate <- function(..., values = list(), nsim = NULL, seed = NULL, cluster = NULL) {
   targets <- list(...)
   if (!length(targets)) stop("calculate: give at least one lazy array", call. = FALSE)
+  if (!is.null(cluster) && (!inherits(cluster, "tb_cluster") ||
+                            !inherits(values, "mcmc.list"))) {
+    stop(paste0("calculate: cluster must be NULL, or tb_cluster(\"tcp://host:port\") with ",
+                "values = draws from mcmc()"), call. = FALSE)
+  }
+  py_cluster <- if (is.null(cluster)) NULL else cluster$py
   nms <- ppl_target_names(targets, as.list(substitute(list(...)))[-1L], "calculate")
   if (!is.null(nsim)) {
     nsim <- ppl_count(nsim, "nsim", "calculate")
@@ -485,7 +495,7 @@ calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
       ), call. = FALSE)
     }
     if (!is.null(nsim)) {  # posterior predictive: simulate from nsim random posterior draws
-      out <- ppl_r_idiom(ppl("simulate_draws")(targets, nsim, seed, info$draws))
+      out <- ppl_r_idiom(ppl("simulate_draws")(targets, nsim, seed, info$draws, py_cluster))
       res <- Map(function(v, t) {
         dim(v) <- c(nsim, dim(t))
         v
@@ -493,7 +503,7 @@ calculate <- function(..., values = list(), nsim = NULL, seed = NULL) {
       names(res) <- nms
       return(res)
     }
-    out <- ppl("calculate_draws")(targets, info$draws)
+    out <- ppl("calculate_draws")(targets, info$draws, py_cluster)
     res <- ppl_mcmc_list(out, ppl_names(nms, lapply(targets, dim)), info$warmup + 1L,
                         info$thin)
     attr(res, "model_info") <- info

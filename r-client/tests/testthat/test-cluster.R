@@ -8,7 +8,9 @@ cluster_model <- function() {
   tau <- cauchy(0, 5, truncation = c(0, Inf))
   eta <- normal(0, 1, dim = 8)
   distribution(y) <- normal(mu + tau * eta, sigma)
-  model(mu, tau)
+  m <- model(mu, tau)
+  attr(m, "theta") <- mu + tau * eta  # for calculate() over the draws
+  m
 }
 
 test_that("tb_cluster() checks its arguments", {
@@ -47,7 +49,14 @@ test_that("mcmc on a Dask cluster gives the draws of this process, with progress
     if (Sys.time() > deadline) stop("the Dask scheduler did not start in 60 s")
     Sys.sleep(0.05)
   }
-  address <- jsonlite::fromJSON(file)$address
+  address <- NULL
+  while (is.null(address)) {  # the file may be there before its JSON is complete
+    address <- tryCatch(jsonlite::fromJSON(file)$address, error = function(e) NULL)
+    if (is.null(address)) {
+      if (Sys.time() > deadline) stop("the Dask scheduler wrote no address in 60 s")
+      Sys.sleep(0.05)
+    }
+  }
   # no need to wait for the worker: the tasks wait on the scheduler until it joins
   start(c("distributed.cli.dask_worker", address, "--host", "127.0.0.1", "--nthreads", "1",
           "--no-nanny", "--no-dashboard", "--pid-file", pids[2]), "worker.log")
@@ -63,4 +72,15 @@ test_that("mcmc on a Dask cluster gives the draws of this process, with progress
   for (k in 1:4) expect_identical(unclass(there[[k]]), unclass(here[[k]]))
   # the bar was fed from the worker's progress, up to the last iteration
   expect_match(paste(out, collapse = ""), "80/80")
+
+  # calculate() over the draws and sbc() run as tasks on the worker, with this process's values
+  theta <- attr(m, "theta")
+  expect_identical(unclass(calculate(theta, values = here, cluster = tb_cluster(address))[[2]]),
+                   unclass(calculate(theta, values = here)[[2]]))
+  expect_error(calculate(theta, values = list(mu = 1), cluster = tb_cluster(address)),
+               "calculate: cluster must be NULL, or tb_cluster")
+  kw <- list(nsim = 3, n_samples = 10, warmup = 20, thin_to = 9, bins = 5, seed = 2,
+             backend = "numpy", verbose = FALSE)
+  expect_identical(do.call(sbc, c(list(m, cluster = tb_cluster(address)), kw))$ranks,
+                   do.call(sbc, c(list(m), kw))$ranks)
 })
