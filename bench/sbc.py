@@ -9,14 +9,16 @@ Model: mu ~ N(0, 1), tau ~ HalfNormal(1), theta_j ~ N(mu, tau) (j = 1..5, writte
 theta = mu + tau eta with eta ~ N(0, 1): the same joint distribution, easier geometry),
 y_j ~ N(theta_j, 1).
 
-Each replication draws (mu, tau, theta, y) from the prior with ``tb.simulate`` (all
-replications in one vectorised call), then fits a model of its own dataset with ``tb.mcmc``
-(2 chains batched in lockstep, thinned to L = 99 draws) and records, for every parameter, the
-rank of the true value among the draws (0..L). If the sampler is right the ranks are uniform.
-Uniformity: a chi-square test over 10 bins of 10 ranks each (9 degrees of freedom); a parameter
-PASSes when its p-value is above 0.01 / (number of parameters), Bonferroni's correction for
-testing 7 parameters at a 1% family-wise level. Replications are independent fits of separate
-models (datasets never share a model), spread over worker processes, one per core.
+The calibration itself is ``tb.sbc`` (runtime/ppl/sbc.py), the one implementation: each
+replication draws (mu, tau, theta, y) from the prior with ``tb.simulate``, fits the model to its
+own dataset with ``tb.mcmc`` (2 chains batched in lockstep, thinned to L = 99 draws) and records,
+for every parameter, the rank of the true value among the draws (0..L). If the sampler is right
+the ranks are uniform. Uniformity: a chi-square test over 10 bins of 10 ranks each (9 degrees of
+freedom); a parameter PASSes when its p-value is above 0.01 / (number of parameters),
+Bonferroni's correction for testing 7 parameters at a 1% family-wise level. Replications are
+independent tasks: in one process, on a local pool (``--cores``) or on a Dask cluster
+(``--cluster tcp://host:8786``); replication i's seeds depend on (seed, i) only, so every way
+gives the same ranks.
 
 Writes bench/results/sbc.json (ranks, p-values) and bench/results/sbc_ranks.svg (rank
 histograms with the 99% band of a uniform bin count).
@@ -27,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -45,115 +46,41 @@ PARAMS = ["mu", "tau", *(f"theta[{j}]" for j in range(J))]
 FAMILY_ALPHA = 0.01
 
 
-def _graph() -> tuple[Any, Any, Any, Any]:
+def _model() -> tuple[Any, dict[str, Any]]:
+    """The model (data: placeholders that each replication simulates) and what to rank."""
     import tensorbridge as tb
 
     mu = tb.normal(0.0, 1.0)
     tau = tb.normal(0.0, 1.0, truncation=(0.0, float("inf")))
     eta = tb.normal(0.0, 1.0, dim=J)
     theta = mu + tau * eta
-    return mu, tau, eta, theta
-
-
-def simulate_truth(reps: int, seed: int) -> dict[str, np.ndarray]:
-    """Parameters and datasets from the prior, every replication in one call."""
-    import tensorbridge as tb
-
-    mu, tau, _, theta = _graph()
     y = tb.as_data(np.zeros(J))
     tb.distribution(y, tb.normal(theta, 1.0))
-    sims = tb.simulate({"mu": mu, "tau": tau, "theta": theta, "y": y}, nsim=reps, seed=seed)
-    return {k: np.asarray(v.numpy()) for k, v in sims.items()}
+    return tb.model(mu=mu, tau=tau, eta=eta), {"mu": mu, "tau": tau, "theta": theta}
 
 
-def fit_one(task: tuple[int, list[float], int, int, int]) -> dict[str, Any]:
-    """Fit replication ``r``'s dataset; the draws of every parameter, thinned to L."""
+def run(reps: int, seed: int, cores: int, warmup: int, per_chain: int,
+        cluster: str | None = None) -> dict[str, Any]:
+    """``tb.sbc`` of the model: in one process (cores 1), on ``cores`` local processes, or on
+    the Dask cluster at ``cluster``."""
     import tensorbridge as tb
-    from tensorbridge.runtime.ppl import ess_bulk
 
-    r, yv, seed, warmup, per_chain = task
-    mu, tau, eta, theta = _graph()
-    tb.distribution(tb.as_data(yv), tb.normal(theta, 1.0))
-    m = tb.model(mu=mu, tau=tau, eta=eta)
-    d = tb.mcmc(m, n_samples=per_chain, warmup=warmup, chains=2, seed=seed, progress=False)
-    th = tb.calculate(theta, values=d)  # (chains, draws, J)
-    cols = {"mu": d["mu"], "tau": d["tau"], **{f"theta[{j}]": th[..., j] for j in range(J)}}
-    thin = (2 * per_chain) // L
-    out = {k: v.reshape(-1)[::thin][:L].tolist() for k, v in cols.items()}
-    min_ess = min(ess_bulk(v) for v in cols.values())
-    return {"r": r, "draws": out, "min_ess_per_kept": min_ess / L,
-            "divergences": d.divergences}
-
-
-def chi2_sf(x: float, df: int) -> float:
-    """P(X > x) for X ~ chi-square(df): the regularised upper incomplete gamma Q(df/2, x/2)."""
-    a, z = df / 2.0, x / 2.0
-    if z <= 0:
-        return 1.0
-    if z < a + 1:  # series for P(a, z)
-        term = total = 1.0 / a
-        k = a
-        while term > total * 1e-15:
-            k += 1
-            term *= z / k
-            total += term
-        return max(0.0, 1.0 - total * math.exp(-z + a * math.log(z) - math.lgamma(a)))
-    # continued fraction for Q(a, z) (modified Lentz)
-    tiny = 1e-300
-    b = z + 1.0 - a
-    c = 1.0 / tiny
-    dd = 1.0 / b
-    h = dd
-    for i in range(1, 1000):
-        an = -i * (i - a)
-        b += 2.0
-        dd = an * dd + b
-        dd = tiny if abs(dd) < tiny else dd
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        dd = 1.0 / dd
-        delta = dd * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return math.exp(-z + a * math.log(z) - math.lgamma(a)) * h
-
-
-def uniformity(ranks: np.ndarray) -> tuple[np.ndarray, float]:
-    """Counts per bin of 10 ranks and the chi-square p-value against uniform ranks 0..L."""
-    counts = np.bincount(ranks * BINS // (L + 1), minlength=BINS)
-    expected = ranks.size / BINS
-    stat = float(((counts - expected) ** 2 / expected).sum())
-    return counts, chi2_sf(stat, BINS - 1)
-
-
-def run(reps: int, seed: int, cores: int, warmup: int, per_chain: int) -> dict[str, Any]:
     t0 = time.perf_counter()
-    truth = simulate_truth(reps, seed)
-    tasks = [(r, truth["y"][r].tolist(), seed * 100_003 + r, warmup, per_chain)
-             for r in range(reps)]
-    if cores > 1:
-        # spawn, not forkserver: the workers are then this process's children, so the bench
-        # runner's CPU accounting (which sees children only) includes them
-        with mp.get_context("spawn").Pool(cores) as pool:
-            fits = list(pool.imap_unordered(fit_one, tasks, chunksize=4))
-    else:
-        fits = [fit_one(t) for t in tasks]
-    fits.sort(key=lambda f: f["r"])
-    true_cols = {"mu": truth["mu"], "tau": truth["tau"],
-                 **{f"theta[{j}]": truth["theta"][:, j] for j in range(J)}}
-    out: dict[str, Any] = {"reps": reps, "L": L, "bins": BINS, "seed": seed, "cores": cores,
+    m, params = _model()
+    res = tb.sbc(m, reps, parameters=params, n_samples=per_chain, warmup=warmup, chains=2,
+                 thin_to=L, bins=BINS, seed=seed, alpha=FAMILY_ALPHA, progress=False,
+                 cluster=cluster, n_cores=None if cluster or cores <= 1 else cores)
+    assert res.names == PARAMS, res.names
+    out: dict[str, Any] = {"reps": reps, "L": L, "bins": BINS, "seed": seed,
+                           "cores": cores if cluster is None else None, "cluster": cluster,
                            "warmup": warmup, "draws_per_chain": per_chain,
-                           "threshold": FAMILY_ALPHA / len(PARAMS), "params": {}}
+                           "threshold": res.threshold, "params": {}}
     for p in PARAMS:
-        ranks = np.array([int(np.sum(np.asarray(f["draws"][p]) < true_cols[p][f["r"]]))
-                          for f in fits])
-        counts, pval = uniformity(ranks)
-        out["params"][p] = {"p_value": pval, "counts": counts.tolist(),
-                            "passed": pval > out["threshold"], "ranks": ranks.tolist()}
-    ess = np.array([f["min_ess_per_kept"] for f in fits])
+        out["params"][p] = {"p_value": res.p_values[p], "counts": res.counts[p].tolist(),
+                            "passed": bool(res.passed[p]), "ranks": res.ranks[p].tolist()}
+    ess = res.ess_bulk_min / L
     out["min_ess_per_kept_draw"] = {"median": float(np.median(ess)), "min": float(ess.min())}
-    out["divergences"] = int(sum(f["divergences"] for f in fits))
+    out["divergences"] = int(res.divergences.sum())
     out["wall_s"] = time.perf_counter() - t0
     return out
 
@@ -196,8 +123,9 @@ def write_svg(res: dict[str, Any], path: Path) -> None:
 def report(res: dict[str, Any]) -> str:
     lines = [f"SBC: {res['reps']} replications, L = {res['L']} thinned draws each, "
              f"{res['bins']} bins; PASS when p > {res['threshold']:.4f} (1% family-wise, "
-             f"Bonferroni over {len(PARAMS)} parameters); {res['wall_s']:.0f} s on "
-             f"{res['cores']} processes",
+             f"Bonferroni over {len(PARAMS)} parameters); {res['wall_s']:.0f} s "
+             + (f"on the Dask cluster at {res['cluster']}" if res.get("cluster")
+                else f"on {res['cores']} processes"),
              f"{'parameter':<10} {'p-value':>8}  result  counts per bin"]
     for p, info in res["params"].items():
         lines.append(f"{p:<10} {info['p_value']:>8.3f}  {'PASS' if info['passed'] else 'MISS'}"
@@ -244,12 +172,14 @@ def cli(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, help="replications (default 200; 40 with --quick)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
                     help="worker processes (default: every core)")
+    ap.add_argument("--cluster", help="a Dask scheduler address (tcp://host:8786) to run the "
+                    "replications on instead of local processes")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     kw = _defaults(args.quick)
     if args.reps:
         kw["reps"] = args.reps
-    res = run(kw["reps"], args.seed, args.cores, kw["warmup"], kw["per_chain"])
+    res = run(kw["reps"], args.seed, args.cores, kw["warmup"], kw["per_chain"], args.cluster)
     _save(res)
     print(report(res))
     print(f"\nwrote {(RESULTS / 'sbc.json').relative_to(BENCH_DIR.parent)}, "
