@@ -253,3 +253,71 @@ def test_other_backends_solve_through_numpy(backend: str) -> None:
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_allclose(g, -3 * np.exp(-0.7), rtol=1e-8)
     np.testing.assert_array_equal(g, want_g)
+
+
+def test_rk45_reads_times_inside_its_steps_from_the_continuous_extension():
+    """Many output times cost no extra steps, and the interpolated values are as accurate as
+    the steps' ends (the fourth-order extension's error shrinks with the tolerance)."""
+    from tensorbridge.runtime import ode
+
+    problems = []
+    real_bind = ode.bind
+
+    def spy(prim, args, params):
+        problems.append(params["problem"])
+        return real_bind(prim, args, params)
+
+    w = 1.7
+    errors = []
+    for tol in (1e-6, 1e-9):
+        steps = []
+        for ts in (np.array([10.0]), np.linspace(0.05, 10.0, 200)):
+            ode.bind, problems[:] = spy, []
+            try:
+                y = tb.ode_solve(oscillator, f64([1.0, 0.0]), ts, f64(w), t0=0.0, rtol=tol,
+                                 atol=tol).numpy()
+            finally:
+                ode.bind = real_bind
+            steps.append(problems[0].steps)
+            exact = np.stack([np.cos(w * ts), -w * np.sin(w * ts)], axis=1)
+            errors.append(np.max(np.abs(y - exact)))
+        assert steps[0] == steps[1], steps  # the same steps whatever the output times
+    assert errors[1] < 1e-3 and errors[3] < 2e-6, errors  # ~100 tol of global error
+    assert errors[3] < errors[1] * 1e-2, errors
+
+
+def test_value_and_gradient_cost_one_augmented_solve_whatever_the_number_of_arguments():
+    """Each differentiated argument's VJP reads the same sensitivities: with three
+    arguments a value and gradient is one solve (it was one per argument)."""
+    from tensorbridge.runtime import ode
+
+    def rhs(t, y, a, b, c):
+        return -a * y + b * tb.sin(c * t)
+
+    ts = np.array([0.5, 1.0, 2.0])
+
+    def loss(q):
+        return tb.sum(tb.ode_solve(rhs, f64([1.0]), ts, q[0], q[1], q[2], t0=0.0, rtol=1e-10,
+                                    atol=1e-10) ** 2)
+
+    vg = tb.function(tb.value_and_grad(loss))
+    q = f64([0.7, 0.3, 2.0])
+    vg(q)  # the first gradient switches the solves to carrying sensitivities
+    calls = []
+    real_run = ode._run
+
+    def counting(problem, raws, sens):
+        calls.append(sens)
+        return real_run(problem, raws, sens)
+
+    ode._run = counting
+    try:
+        for x in ([0.7, 0.3, 2.0], [0.8, 0.2, 1.5]):
+            _, g = vg(f64(x))
+    finally:
+        ode._run = real_run
+    assert calls == [True, True]
+    eps = 1e-6
+    fd = [(float(loss(f64(np.array(x) + eps * e)).numpy())
+           - float(loss(f64(np.array(x) - eps * e)).numpy())) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-4)
