@@ -47,6 +47,8 @@ def map(fn: Callable[[Any], Any], datasets: Iterable[Any], cluster: Any = None,
     a function defined in a script or notebook: the workers need cloudpickle, as Dask's do, and
     every module ``fn`` imports). A dataset that makes ``fn`` raise is an error naming its
     index (``TaskError.index``), chained to ``fn``'s exception; the other tasks are cancelled.
+    Ctrl-C cancels the tasks too (on Dask a task already running finishes on its worker, its
+    result dropped: a Python function cannot be stopped from outside).
     """
     from .executors import executor_for, run_tasks
 

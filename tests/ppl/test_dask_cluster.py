@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -261,6 +262,27 @@ def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster) -> None
     assert sent and d.interrupted and d.chains in (2, 4) and 0 < d.n_draws < 1_000_000
     assert not any(k.startswith("tensorbridge-mcmc-")
                    for keys in cluster.client.processing().values() for k in map(str, keys))
+
+
+def test_ctrl_c_cancels_the_tasks_of_map(cluster) -> None:
+    cluster.ensure_workers(2)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tb.map(lambda s: time.sleep(s), [3.0] * 8, cluster=cluster.client)
+    finally:
+        timer.cancel()
+    # the queued tasks are gone at once; the two running ones are dropped by the scheduler
+    # (a worker cannot stop a Python function: it finishes its sleep, then idles)
+    deadline = time.monotonic() + 10
+    while any(k.startswith("tensorbridge-task-")
+              for keys in cluster.client.processing().values() for k in map(str, keys)):
+        assert time.monotonic() < deadline, "tasks of the interrupted map are still queued"
+        time.sleep(0.1)
+    while any(cluster.client.run(lambda dask_worker: len(dask_worker.state.executing)).values()):
+        assert time.monotonic() < deadline, "the workers still run the interrupted map"
+        time.sleep(0.1)
 
 
 def test_bad_cluster_is_named() -> None:
