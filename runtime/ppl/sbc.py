@@ -234,6 +234,11 @@ def sbc(model: Any, nsim: int = 100, *, data: Any = None, parameters: Any = None
     seed = _positive_int("seed", seed, 0)
     executor = executor_for(cluster, n_cores, "sbc")
 
+    flat = [name for v, name in zip(model.variables, model.variable_names())
+            if v.distribution is None or v.distribution.target is not v]
+    if flat:
+        raise ValueError(f"model: {', '.join(flat)} have no prior distribution (a flat "
+                         f"variable()); sbc draws every parameter from its prior")
     if data is None:
         data_nodes = [n for n in model.order if isinstance(n, DataNode)
                       and n.distribution is not None and n.distribution.target is n]

@@ -99,6 +99,11 @@ def test_sbc_bad_arguments_are_named() -> None:
         tb.sbc(m, 0)
     with pytest.raises(TypeError, match="model: expected a tensorbridge model"):
         tb.sbc(mu, 10)
+    free = tb.variable()
+    y2 = tb.as_data(np.zeros(3))
+    tb.distribution(y2, tb.normal(free, 1.0))
+    with pytest.raises(ValueError, match="model: free have no prior distribution"):
+        tb.sbc(tb.model(free=free), 10)
     with pytest.raises(ValueError, match="n_cores, cluster: give one"):
         tb.sbc(m, 10, n_cores=2, cluster="tcp://127.0.0.1:1")
     with pytest.raises(ValueError, match=r"parameters: .* not variables of the model"):
