@@ -104,8 +104,13 @@ test_that("Air matches the BUGS examples' published posterior", {
   expect_mean_near(s, rows, bugs_mean, bugs_mcse, label = "Air")
   # medians: the theta posterior is heavy-tailed, so its median is the sharper check
   expect_lt(max(abs(s[rows, "q50"] - bugs_median) / bugs_sd), 0.1)
-  # the X posteriors are near normal: their sds agree; theta's sd (a heavy tail: exact
-  # quadrature gives 1.96 for theta[1], BUGS reports 2.42) is only checked loosely
+  # The X posteriors are near normal: their sds agree. theta's sd is not well defined by any
+  # run: X_j can line up theta1 + theta2 X_j with each group's logit, so a thin ridge
+  # theta1 ~ -27.6 theta2 runs out to the normal(0, 32) prior's scale. Importance sampling of
+  # (theta1, theta2) with X integrated out exactly (base R, 1e5 draws, ESS 2900) gives mean
+  # -1.03, sd 2.88 and P(theta1 < -14) = 0.005; NUTS reaches the ridge rarely (sd 1.4-2.7
+  # over seeds, P(theta1 < -14) = 0.001 at target_accept 0.8, more at 0.99), as BUGS (2.42).
+  # Means and medians are robust to it; the sds of theta are checked within a factor of 2.
   expect_lt(max(abs(s[rows[3:5], "sd"] / bugs_sd[3:5] - 1)), 0.1)
   expect_lt(max(abs(log(s[rows[1:2], "sd"] / bugs_sd[1:2]))), log(2))
 })
@@ -263,7 +268,7 @@ test_that("Logistic regression with error term matches quadrature + importance s
   # Given (alpha, beta) the sites are independent: each error term integrates out of its
   # binomial likelihood on a grid (normal(0, 10) weights), leaving a 4-d posterior that is
   # importance-sampled; E[linear predictor | alpha, beta, y] comes from the same grid.
-  grid <- seq(-60, 60, by = 0.25)
+  grid <- seq(-60, 60, by = 0.5)
   wts <- dnorm(grid, 0, 10); wts <- wts / sum(wts)
   site_terms <- function(t) {
     t <- matrix(t, ncol = 4)
