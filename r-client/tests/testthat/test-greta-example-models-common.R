@@ -35,7 +35,8 @@ lg_posterior <- function(X, y, s, prec, log_w, scales = NULL) {
   n <- length(y)
   k <- ncol(X)
   N <- length(s)
-  prec <- matrix(prec, N, k)
+  if (is.null(dim(prec))) prec <- matrix(prec, N, k, byrow = TRUE)  # one row for all points
+  stopifnot(identical(dim(prec), c(N, k)))
   lml <- numeric(N)
   m <- v <- matrix(0, N, k)
   for (i in seq_len(N)) {
@@ -125,6 +126,38 @@ lg_adaptive_is <- function(X, y, log_prior, to_s, to_prec, centre, cov, M, seed,
   ref
 }
 
+# Gibbs sampler for greta's factor-analysis example (all full conditionals conjugate): returns
+# the draws of psi (diagonal) and of the upper triangle of W W'.
+fa_gibbs <- function(X, q, iters, burn, seed) {
+  set.seed(seed)
+  n <- nrow(X)
+  p <- ncol(X)
+  W <- matrix(stats::rnorm(p * q), p)
+  psi <- rep(1, p)
+  up <- which(upper.tri(base::diag(p), diag = TRUE))
+  out <- matrix(0, iters - burn, p + length(up))
+  for (it in seq_len(iters)) {
+    # z_i | W, psi ~ N(P^-1 W' Psi^-1 x_i, P^-1), P = W' Psi^-1 W + I
+    R <- base::chol(crossprod(W / sqrt(psi)) + base::diag(q))
+    b <- crossprod(W / psi, t(X))
+    Z <- base::backsolve(R, base::backsolve(R, b, transpose = TRUE) +
+                           matrix(stats::rnorm(q * n), q))
+    # row j of W | Z, psi ~ N(P_j^-1 Z x_j / psi_j, P_j^-1), P_j = Z Z' / psi_j + I
+    ZZ <- tcrossprod(Z)
+    ZX <- Z %*% X
+    for (j in seq_len(p)) {
+      Rj <- base::chol(ZZ / psi[j] + base::diag(q))
+      W[j, ] <- base::backsolve(Rj, base::backsolve(Rj, ZX[, j] / psi[j], transpose = TRUE) +
+                                  stats::rnorm(q))
+    }
+    # psi_j | W, Z ~ inverse gamma(1 + n / 2, 1 + RSS_j / 2)
+    rss <- colSums((X - t(W %*% Z))^2)
+    psi <- 1 / stats::rgamma(p, 1 + n / 2, 1 + rss / 2)
+    if (it > burn) out[it - burn, ] <- c(psi, tcrossprod(W)[up])
+  }
+  out
+}
+
 # ---- comparing draws with a reference ------------------------------------------------------
 
 # Per column of the draws (optionally transformed): mean, sd, their Monte Carlo standard errors,
@@ -140,13 +173,13 @@ draw_stats <- function(draws, cols, transform = identity) {
   out
 }
 
-# Converged (R-hat < 1.01, bulk ESS > min_ess), and mean (and sd) within z combined Monte Carlo
+# Converged (R-hat < max_rhat, bulk ESS > min_ess), and mean (and sd) within z combined Monte Carlo
 # standard errors of the reference's (ref_mcse: the reference's own error, 0 for quadrature).
 expect_posterior <- function(st, ref_mean, ref_sd = NULL, ref_mcse = 0, z = 4, min_ess = 400,
-                             label = "") {
+                             max_rhat = 1.01, label = "") {
   for (i in seq_len(nrow(st))) {
     name <- paste(label, rownames(st)[i])
-    expect(st[i, "rhat"] < 1.01, sprintf("%s: R-hat %.4f", name, st[i, "rhat"]))
+    expect(st[i, "rhat"] < max_rhat, sprintf("%s: R-hat %.4f", name, st[i, "rhat"]))
     expect(st[i, "ess"] > min_ess, sprintf("%s: bulk ESS %.0f", name, st[i, "ess"]))
     se <- sqrt(st[i, "mcse_mean"]^2 + rep_len(ref_mcse, nrow(st))[i]^2)
     dev <- abs(st[i, "mean"] - ref_mean[i]) / se
@@ -193,7 +226,7 @@ test_that("greta example: Linear regression (quadrature over sd; lm)", {
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "linear")
   # lm: the normal(0, 10) prior pulls the intercept (se 7) towards 0 by under one posterior sd
   expect_true(all(abs(st[1:2, "mean"] - coef(fit)) < 1 * st[1:2, "sd"]))
-  # could fail: a prior sd of 100 instead of 10 moves the intercept's reference by 8 mcse
+  # could fail: a prior sd of 100 instead of 10 in the reference: int off by 31 mcse
 })
 
 test_that("greta example: Multiple linear regression (quadrature over sd; lm)", {
@@ -209,6 +242,7 @@ test_that("greta example: Multiple linear regression (quadrature over sd; lm)", 
   st <- draw_stats(d, cols)
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "multiple")
   expect_true(all(abs(st[2:7, "mean"] - coef(fit)[-1]) < 1 * st[2:7, "sd"]))
+  # could fail: a prior sd of 3 instead of 10 in the reference: int off by 24 mcse
 })
 
 test_that("greta example: Multiple Poisson regression (importance sampling; glm)", {
@@ -228,12 +262,13 @@ test_that("greta example: Multiple Poisson regression (importance sampling; glm)
   st <- draw_stats(d, vec("beta", 4))
   expect_posterior(st, ref$mean, ref$sd, ref_mcse = ref$mcse, label = "poisson")
   expect_true(all(abs(st[, "mean"] - coef(fit)) < 0.25 * st[, "sd"]))
+  # could fail: normal(0, 0.5) for the coefficients in the reference: off by 7 mcse
 })
 
 test_that("greta example: Multiple categorical regression (importance sampling)", {
   skip_if_no_python()
   e <- run_greta_example("Multiple categorical regression")
-  d <- sample_example(with(e, model(beta)), n_samples = 500, chains = 4)
+  d <- sample_example(with(e, model(beta)), n_samples = 500, warmup = 300)
   X <- as.matrix(cbind(1, iris[, 1:4]))
   Y <- stats::model.matrix(~ Species - 1, iris)
   # greta's imultilogit: softmax of cbind(eta, 0), the last category the reference
@@ -248,6 +283,7 @@ test_that("greta example: Multiple categorical regression (importance sampling)"
   expect_gt(ref$ess, 1000)
   st <- draw_stats(d, sprintf("beta[%d,%d]", rep(1:5, 2), rep(1:2, each = 5)))
   expect_posterior(st, ref$mean, ref$sd, ref_mcse = ref$mcse, min_ess = 200, label = "categorical")
+  # could fail: normal(0, 3) in the reference: off by up to 38 mcse
 })
 
 test_that("greta example: Multiple linear regression with LASSO prior (importance sampling)", {
@@ -274,7 +310,7 @@ test_that("greta example: Multiple linear regression with LASSO prior (importanc
   expect_posterior(st, c(ref$mean, ref$q_mean[1]), ref_mcse = mc, label = "lasso")
   lt <- draw_stats(d, vec("tau", 6), log)
   expect_posterior(lt, ref$q_mean[-1], ref_mcse = ref$q_sd[-1] / sqrt(ref$ess), label = "log")
-  # could fail: with tau ~ exponential(2) in the reference, log(tau) is off by > 10 mcse
+  # could fail: tau ~ exponential(2) in the reference: log(tau) off by 16-28 mcse
 })
 
 test_that("greta example: Hierarchical linear regression (quadrature over both sds)", {
@@ -297,7 +333,7 @@ test_that("greta example: Hierarchical linear regression (quadrature over both s
   expect_posterior(st, c(ref$mean, ref$q_mean[1]), c(ref$sd, ref$q_sd[1]), label = "hier")
   lh <- draw_stats(d, "species_sd", log)
   expect_posterior(lh, ref$q_mean[2], ref$q_sd[2], label = "hier log")
-  # could fail: lognormal(0, 2) for species_sd moves E[log species_sd] by > 5 mcse
+  # could fail: lognormal(0, 2) for species_sd in the reference: off by 15 mcse
 })
 
 test_that("greta example: Random intercept-slope model (quadrature over three sds)", {
@@ -323,9 +359,10 @@ test_that("greta example: Random intercept-slope model (quadrature over three sd
   expect_posterior(st, c(ref$mean, ref$q_mean[1]), c(ref$sd, ref$q_sd[1]), label = "slopes")
   lh <- draw_stats(d, c("species_int_sd", "species_slope_sd"), log)
   expect_posterior(lh, ref$q_mean[2:3], ref$q_sd[2:3], label = "slopes log")
+  # could fail: lognormal(0, 2) for species_int_sd in the reference: off by 22-40 mcse
 })
 
-test_that("greta example: Random intercept-slope model (with correlated effects) (4-d quadrature)", {
+test_that("greta example: Random intercept-slope model (with correlated effects) (4-d grid)", {
   skip_if_no_python()
   e <- run_greta_example("Random intercept-slope model (with correlated effects)")
   d <- sample_example(with(e, model(tau, Omega, z, sigma_e)))
@@ -377,7 +414,7 @@ test_that("greta example: Random intercept-slope model (with correlated effects)
   expect_posterior(st, ref$q_mean[c(1, 4)], ref$q_sd[c(1, 4)], label = "correlated")
   lt <- draw_stats(d, c("tau[1,1]", "tau[2,1]"), log)
   expect_posterior(lt, ref$q_mean[2:3], ref$q_sd[2:3], label = "correlated log")
-  # could fail: lkj_correlation(1) (uniform r) in the reference moves sd(r) by > 10 mcse
+  # could fail: lkj_correlation(1) (uniform r) in the reference: Omega[1,2] off by 42 mcse
 })
 
 # ---- Common Bayesian priors ----------------------------------------------------------------
@@ -428,7 +465,7 @@ test_that("greta example: Ridge prior (quadrature over sd and tau)", {
   expect_posterior(st, c(ref$mean, ref$q_mean[1]), c(ref$sd, ref$q_sd[1]), label = "ridge")
   lt <- draw_stats(d, "tau", log)
   expect_posterior(lt, ref$q_mean[2], ref$q_sd[2], label = "ridge log")
-  # could fail: inverse_gamma(1, 2) for tau in the reference moves E[log tau] by > 10 mcse
+  # could fail: inverse_gamma(1, 2) for tau in the reference: log(tau) off by 24 mcse
 })
 
 test_that("greta example: Exponential-normal prior (quadrature over sd, tau and lambda)", {
@@ -456,6 +493,7 @@ test_that("greta example: Exponential-normal prior (quadrature over sd, tau and 
   expect_posterior(st, c(ref$mean, ref$q_mean[1]), c(ref$sd, ref$q_sd[1]), label = "exp-normal")
   lt <- draw_stats(d, c("tau", "lambda"), log)
   expect_posterior(lt, ref$q_mean[2:3], label = "exp-normal log")
+  # could fail: rate 2 lambda^2 for tau in the reference: log(lambda) off by 26 mcse
 })
 
 test_that("greta example: Horseshoe prior (quadrature over sd and lambda)", {
@@ -474,6 +512,9 @@ test_that("greta example: Horseshoe prior (quadrature over sd and lambda)", {
   ref <- lg_posterior(X, y, s, cbind(0, 1 / lambda^4), log_w)
   st <- draw_stats(d, c("int", "coef", "sd"))
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "horseshoe")
+  # lambda is local to horseshoe(), so it cannot be sampled, and the data (coef = 0.75, se 0.1)
+  # outweigh the prior's form: sd = lambda instead of lambda^2 in the reference moves int,
+  # coef and sd by under 4 mcse. This checks the likelihood, the sd prior and the flat int.
 })
 
 test_that("greta example: Regularised horseshoe prior (quadrature over sd and lambda)", {
@@ -492,7 +533,8 @@ test_that("greta example: Regularised horseshoe prior (quadrature over sd and la
   ref <- lg_posterior(X, y, s, cbind(0, 1 / lambda_tilde^4), log_w)
   st <- draw_stats(d, c("int", "coef", "sd"))
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "reg horseshoe")
-  # could fail: lambda_tilde without the square (the usual definition) shrinks coef visibly
+  # as for the horseshoe, the prior's form is outweighed by the data here (sqrt(lambda_tilde)
+  # in the reference moves nothing by 4 mcse)
 })
 
 # ---- Advanced Bayesian models --------------------------------------------------------------
@@ -527,6 +569,7 @@ test_that("greta example: Hierarchical linear regression in general conditional 
   st <- draw_stats(d, c("int", "coef", sprintf("gamma_matrix[%d,%d]", rep(1:3, 2),
                                                 rep(1:2, each = 3)), "sd"))
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "conditional")
+  # could fail: gamma ~ normal(0, 2) in the reference: sds off by up to 50 mcse
 })
 
 test_that("greta example: Hierarchical linear regression in general marginal formulation", {
@@ -557,12 +600,18 @@ test_that("greta example: Hierarchical linear regression in general marginal for
   expect_true(all(diff(low) > 50))
   # The evident intent, with another response (Petal.Length): quadrature over sd.
   e <- run_greta_example_with(name, "sep <- t(iris$Sepal.Width)", "sep <- t(iris$Petal.Length)")
-  d <- sample_example(with(e, model(int, coef, sd)))
+  # (a 150-dimensional multivariate normal with a covariance that moves: slow; full-size run
+  # with TB_GRETA_EXAMPLES=all)
+  full <- identical(Sys.getenv("TB_GRETA_EXAMPLES"), "all")
+  d <- if (full) sample_example(with(e, model(int, coef, sd))) else
+    sample_example(with(e, model(int, coef, sd)), n_samples = 200, warmup = 150, chains = 2)
   g <- log_grid(-4, 1, 51)
   mg <- marginal(iris$Petal.Length, g$x)
   ref <- mixture_moments(mg$lml + dhalfcauchy(g$x, 3) + g$log_j, mg$m, mg$v, cbind(g$x))
   st <- draw_stats(d, c("int", "coef", "sd"))
-  expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "marginal")
+  expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd),
+                   min_ess = if (full) 400 else 100, max_rhat = if (full) 1.01 else 1.02,
+                   label = "marginal")
 })
 
 test_that("greta example: Bayesian neural network (quadrature over sd; recovers the weights)", {
@@ -587,13 +636,31 @@ test_that("greta example: Factor analysis (rotation-invariant quantities)", {
   }
   skip_if_not_installed("MASS")
   e <- run_greta_example("Factor analysis")
-  d <- sample_example(with(e, model(W, Z, psi)), n_samples = 500)
+  d <- sample_example(with(e, model(W, Z, psi)), warmup = 1000)
   X <- e$X
   n <- nrow(X)
-  # W %*% Z is invariant to rotations and sign flips of the factors; so are psi and W W'
-  fit <- calculate(e$W %*% e$Z, e$W %*% t(e$W), values = d)
-  wz <- as.matrix(fit[[1]])
-  st_psi <- draw_stats(d, sprintf("psi[%d,%d]", 1:5, 1:5))
-  st_ww <- draw_stats(fit[[2]], sprintf("W %%*%% t(W)[%d,%d]", 1:5, 1:5))
-  str(st_ww)
+  # W W', psi and W Z are invariant to rotations and sign flips of the factors
+  W <- e$W
+  ww <- W %*% t(W)
+  wz <- e$W %*% e$Z
+  up <- which(upper.tri(base::diag(5), diag = TRUE))
+  ww_names <- sprintf("ww[%d,%d]", row(base::diag(5))[up], col(base::diag(5))[up])
+  st <- rbind(draw_stats(d, sprintf("psi[%d,%d]", 1:5, 1:5)),
+              draw_stats(calculate(ww, values = d), ww_names))
+  # the reference: a Gibbs sampler in base R (every full conditional is conjugate)
+  g <- fa_gibbs(X, 2, iters = 21000, burn = 1000, seed = 1)
+  ref_mcse <- apply(g, 2, posterior::mcse_mean)
+  expect_true(all(apply(g, 2, posterior::ess_bulk) > 150))
+  expect_posterior(st, colMeans(g), ref_mcse = ref_mcse, min_ess = 100, max_rhat = 1.02,
+                   label = "factor analysis")
+  # the posterior predictive second moment E[W Z Z' W' / n + psi] is the data's X'X / n, to
+  # within a fraction of its sampling sd
+  fit <- as.matrix(calculate(wz, values = d))
+  psi_draws <- as.matrix(d)[, sprintf("psi[%d,%d]", 1:5, 1:5)]
+  pred <- Reduce(`+`, lapply(seq_len(nrow(fit)), function(i) {
+    tcrossprod(matrix(fit[i, ], 5)) / n + base::diag(psi_draws[i, ])
+  })) / nrow(fit)
+  S <- crossprod(X) / n
+  se <- sqrt((outer(base::diag(S), base::diag(S)) + S^2) / n)
+  expect_lt(max(abs(pred - S) / se), 0.5)
 })
