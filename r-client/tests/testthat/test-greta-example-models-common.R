@@ -8,11 +8,14 @@
 #     gives the exact posterior mean and sd of every parameter; with flat priors the coefficients'
 #     posterior mean is the least-squares estimate exactly; lm()/glm() as a second reference;
 #   - the Poisson and categorical regressions: self-normalised importance sampling from a
-#     Student-t around the posterior mode (optim), on a log density written with dpois/dnorm;
-#   - factor analysis (not identified under rotation): rotation-invariant quantities.
+#     Student-t around the posterior mode (optim), adapted to the weighted draws, on a log
+#     density written from the likelihood and dnorm;
+#   - factor analysis (not identified under rotation): rotation-invariant quantities (psi,
+#     W W') against a Gibbs sampler written here, and the data's second moments.
 # Differences are scaled by the Monte Carlo standard errors of both sides (posterior's
-# mcse_mean/mcse_sd), never by one machine's numbers. Each reference was checked to reject a
-# wrong model (the notes "could fail" say how, from a local run, not part of the suite).
+# mcse_mean/mcse_sd), never by one machine's numbers. Each check was also run, locally and not
+# in the suite, against a deliberately wrong reference (a prior scale or form changed): the
+# "could fail" notes say by how much it failed, or why the data outweigh the prior there.
 # Two vignette models have an improper posterior as written (the response is also a covariate);
 # they run verbatim, the impropriety is shown from base R, and the evident intent (another
 # response) is checked instead: see "Differences from greta" in r-client/README.md.
