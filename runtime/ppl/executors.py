@@ -35,11 +35,15 @@ chains of the tasks that ran, trimmed to their common length, marked ``interrupt
 scheduler (the client cancels every future it had) raises :class:`ClusterLostError`, whose
 ``draws`` keeps the chains of the tasks that had already returned.
 
-Progress: each task reports its iteration and divergences every ``report_every`` iterations
-through the scheduler's event log (``Worker.log_event`` on a topic of the run, which the client
-subscribes to); the executor feeds the run's one ``Progress`` (the bar, the callback, the doors'
-sinks) with the iterations done per chain, averaged over all chains, as for the local pool's
-processes. A re-run task reports from its start again: the bar waits for it, never goes back.
+Progress: each task reports its iteration and divergences through the scheduler's event log
+(``Worker.log_event`` on a topic of the run, which the client subscribes to): its first report
+always (the task has started, and has draws), later ones every ``report_every`` iterations but
+at most every ``parallel.REPORT_S`` seconds, and none when the run has no bar, callback or
+sink (``progress=False``: no message per iteration for thousands of tasks); the executor
+feeds the run's one ``Progress`` (the bar, the callback, the doors' sinks) with the
+iterations done per chain, averaged over all chains, as for the local pool's processes (whose
+tasks report every ``report_every`` iterations: a queue in this machine). A re-run task reports
+from its start again: the bar waits for it, never goes back.
 
 Other work (``tb.sbc``'s replications, ``tb.map``, ``simulate``/``calculate`` over blocks of
 posterior draws) goes through the same executors as independent tasks: :func:`run_tasks` calls
@@ -66,6 +70,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SamplingInterrupted
+from ..progress_events import has_sinks
 from .chains import Progress, stop_requested
 from .draws import Draws
 from .parallel import (
@@ -76,6 +81,7 @@ from .parallel import (
     rewarn,
     run_task,
     split_chains,
+    throttled,
 )
 
 __all__ = ["ClusterLostError", "DaskCluster", "InProcess", "LocalProcesses", "TaskError",
@@ -476,9 +482,11 @@ def _dask_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any], name
     stop_event = Event(f"{name}-stop")
     last = [-math.inf]
 
-    def report(info: dict) -> None:
+    def send(info: dict) -> None:
         worker.log_event(name, {"task": task, "iteration": int(info["iteration"]),
                                 "divergences": int(info["divergences"])})
+
+    report = throttled(send, settings.get("listening", True))
 
     def should_stop() -> bool:
         now = time.monotonic()
@@ -604,7 +612,9 @@ def run_mcmc(model: Any, executor: Any, *, n_samples: int, warmup: int, chains: 
                    callback_every)
     settings = {"n_samples": n_samples, "warmup": warmup, "sampler": sampler, "seed": seed,
                 "thin": thin, "backend": backend,
-                "report_every": callback_every if callback else 10}
+                "report_every": callback_every if callback else 10,
+                # no bar, callback or sink: a task sends only its first report (it has started)
+                "listening": bool(bar.enabled) or bar.callback is not None or has_sinks()}
 
     tracker = _Tracker(bar, groups, warmup)
     # should_stop, or the host's safe point raising (Ctrl-C in R...): the draws so far are kept

@@ -29,6 +29,7 @@ import io
 import multiprocessing as mp
 import pickle
 import sys
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -49,7 +50,9 @@ from .draws import Draws
 from .sampling_threads import sampling_tuning
 
 __all__ = ["dumps_graph", "dumps_model", "loads_model", "merge_parts", "pool_context",
-           "pool_worker", "rewarn", "run_task", "split_chains"]
+           "pool_worker", "rewarn", "run_task", "split_chains", "throttled"]
+
+REPORT_S = 0.2  # a task sends a progress report at most this often (after its first)
 
 
 # ------------------------------------------------------------------------- model transport
@@ -192,6 +195,23 @@ def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
     relay = [(w.category, str(w.message)) for w in caught
              if not issubclass(w.category, SamplingInterrupted)]
     return (d.values, d.free, d.stats, d.warmup, d.interrupted), relay
+
+
+def throttled(send: Callable[[dict], Any], listening: bool,
+              every_s: float = REPORT_S) -> Callable[[dict], None]:
+    """A task's ``report``: the first report always goes (it says the task has started and has
+    draws, which stopping a run relies on), the later ones only when something listens to the
+    run's progress (``listening``) and at most every ``every_s`` seconds: one message per
+    ``report_every`` iterations of thousands of tasks would flood the scheduler."""
+    last = [None]
+
+    def report(info: dict) -> None:
+        now = time.monotonic()
+        if last[0] is None or (listening and now - last[0] >= every_s):
+            last[0] = now
+            send(info)
+
+    return report
 
 
 def pool_worker(wid: int, blob: bytes, chain_ids: list[int], settings: dict[str, Any],

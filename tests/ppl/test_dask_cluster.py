@@ -24,6 +24,7 @@ distributed = pytest.importorskip(
 
 import tensorbridge as tb  # noqa: E402
 from tensorbridge.runtime.compiled.build import compiler_available  # noqa: E402
+from tensorbridge.runtime.ppl import parallel  # noqa: E402
 from tensorbridge.runtime.ppl.executors import DaskCluster, InProcess, TaskError  # noqa: E402
 
 _START_S = 60  # a loaded 2-core machine: a worker imports distributed and NumPy in seconds
@@ -221,6 +222,42 @@ def test_chains_per_task_does_not_need_the_workers(cluster) -> None:
     assert InProcess(3).split(7) == [[0, 1, 2, 3], [4, 5, 6]]
     _same(tb.mcmc(m, cluster=InProcess(3), **kw),
           tb.mcmc(m, cluster=DaskCluster(cluster.client, chains_per_task=3), **kw))
+
+
+def _run_events(client, before: set[str]) -> list:
+    """The progress events of the one mcmc run since ``before`` (the topics then)."""
+    time.sleep(0.5)  # the workers' batched streams: the last reports reach the scheduler
+    topics = [t for t in client.get_events() if str(t).startswith("tensorbridge-mcmc-")
+              and t not in before]
+    assert len(topics) == 1
+    return [e for _, e in client.get_events(topics[0])]
+
+
+def test_progress_events_only_when_listened_to_and_at_most_every_report_s(cluster) -> None:
+    m = _eight_schools()
+    cluster.ensure_workers(2)
+    kw = {"n_samples": 200, "warmup": 100, "chains": 4, "seed": 3, "backend": "numpy",
+          "cluster": DaskCluster(cluster.client, chains_per_task=2)}
+    client = cluster.client
+    # nothing listens: each task sends only its first report (it has started), not one per
+    # 10 iterations (30 each here)
+    before = set(client.get_events())
+    tb.mcmc(m, progress=False, **kw)
+    events = _run_events(client, before)
+    assert sorted(e["task"] for e in events) == [0, 1]
+    # a callback every iteration: the tasks report at most every REPORT_S seconds (not 300
+    # times each), and the callback still sees every iteration up to the last
+    seen: list[int] = []
+    before = set(client.get_events())
+    start = time.perf_counter()
+    tb.mcmc(m, progress=False, callback=lambda i: seen.append(i["iteration"]), callback_every=1,
+            **kw)
+    wall = time.perf_counter() - start
+    events = _run_events(client, before)
+    for t in (0, 1):
+        n = sum(e["task"] == t for e in events)
+        assert 1 <= n <= 2 + wall / parallel.REPORT_S, (t, n, wall)
+    assert seen == list(range(1, 301))
 
 
 def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
