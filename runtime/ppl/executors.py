@@ -87,7 +87,10 @@ from .parallel import (
 __all__ = ["ClusterLostError", "DaskCluster", "InProcess", "LocalProcesses", "TaskError",
            "as_executor", "executor_for", "run_mcmc", "run_tasks"]
 
-_POLL_S = 0.05  # the parent's loop: progress, results, should_stop
+_POLL_S = 0.05  # the local pool's loop: a worker that died, should_stop
+# a Dask run's loop sleeps until a task reports or ends, or this long: should_stop and the
+# host's safe point (Ctrl-C in R) are looked at then
+_WAIT_S = 0.25
 _STOP_POLL_S = 0.25  # a Dask task's look at the run's stop event (a round trip to the scheduler)
 _EMBED_BYTES = 1 << 20  # larger models are scattered to the workers once, not sent per task
 
@@ -348,8 +351,9 @@ class DaskCluster:
 
     def _run(self, client: Any, Event: Any, run: _Run) -> tuple[dict[int, Any], bool]:
         name = f"tensorbridge-mcmc-{uuid.uuid4().hex}"
+        # progress reports (dicts) and ends of tasks (None) wake this thread; the handlers run
+        # on the client's event loop thread
         inbox: queue.SimpleQueue = queue.SimpleQueue()
-        # the handler runs on the client's event loop thread: hand the reports to this one
         client.subscribe_topic(name, lambda event: inbox.put(event[1]))
         stop_event = Event(f"{name}-stop", client=client)
         blob: Any = run.blob
@@ -358,23 +362,24 @@ class DaskCluster:
         futures = [client.submit(_dask_task, blob, g, run.settings, name, t, key=f"{name}-{t}",
                                  pure=False, retries=0)
                    for t, g in enumerate(run.groups)]
+        for f in futures:  # (a lost future that is re-run ends once, when it finishes)
+            f.add_done_callback(lambda f: inbox.put(None))
         results: dict[int, Any] = {}
         relayed: set[tuple[type, str]] = set()
         stopped = False
         try:
             while len(results) < len(futures):
                 try:
-                    item = inbox.get(timeout=_POLL_S)
+                    item = inbox.get(timeout=_WAIT_S)
                 except queue.Empty:
-                    pass
-                else:
-                    run.tracker.report(item["task"], item)
-                    while True:  # drain: the bar's reports come in bursts
-                        try:
-                            item = inbox.get_nowait()
-                        except queue.Empty:
-                            break
+                    item = None
+                while True:  # drain: the reports come in bursts
+                    if item is not None:
                         run.tracker.report(item["task"], item)
+                    try:
+                        item = inbox.get_nowait()
+                    except queue.Empty:
+                        break
                 for t, f in enumerate(futures):
                     if t in results or f.status in ("pending", "lost"):  # lost: re-run
                         continue
@@ -437,7 +442,7 @@ class DaskCluster:
         try:
             while len(out) < len(futures):
                 try:
-                    done.get(timeout=_POLL_S)
+                    done.get(timeout=_WAIT_S)
                 except queue.Empty:
                     pass
                 for i, f in enumerate(futures):
