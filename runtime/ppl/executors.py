@@ -500,7 +500,8 @@ def _dask_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any], name
         last[0] = now
         return bool(stop_event.is_set())
 
-    return run_task(blob, chain_ids, settings, report, should_stop)
+    # the worker keeps the prepared model for its next task of the same model
+    return run_task(blob, chain_ids, settings, report, should_stop, cache=True)
 
 
 def _dumps_fn(fn: Callable[[Any], Any]) -> bytes:

@@ -24,14 +24,17 @@ available, else ``spawn``; never a plain ``fork`` of a process that may hold thr
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import io
 import multiprocessing as mp
 import pickle
 import sys
+import threading
 import time
 import traceback
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -50,7 +53,8 @@ from .draws import Draws
 from .sampling_threads import sampling_tuning
 
 __all__ = ["dumps_graph", "dumps_model", "loads_model", "merge_parts", "pool_context",
-           "pool_worker", "rewarn", "run_task", "split_chains", "throttled"]
+           "pool_worker", "prepared_cache_info", "rewarn", "run_task", "split_chains",
+           "throttled"]
 
 REPORT_S = 0.2  # a task sends a progress report at most this often (after its first)
 
@@ -158,38 +162,82 @@ def split_chains(chains: int, n_cores: int) -> list[list[int]]:
 Part = tuple[dict, Any, dict, dict, bool]
 
 
+# A worker's prepared models (rebuilt, traced, compiled), by a digest of the model's bytes and
+# the backend: a Dask worker running many tasks of one model prepares it once. An entry is taken
+# out while a task uses it (a model is not shared by two threads at once: a second concurrent
+# task of the same model prepares its own) and put back, most recent last, after.
+_PREPARED: OrderedDict[tuple[bytes, str], tuple[Any, Any, Any]] = OrderedDict()
+_PREPARED_MAX = 8
+_PREPARED_LOCK = threading.Lock()
+_PREPARED_STATS = {"hits": 0, "misses": 0}
+
+
+def prepared_cache_info() -> dict[str, int]:
+    """This process's cache of prepared models: hits, misses and entries held now."""
+    with _PREPARED_LOCK:
+        return {**_PREPARED_STATS, "size": len(_PREPARED)}
+
+
+def _prepare(blob: bytes, backend: str) -> tuple[Any, Any, Any]:
+    model, inits = loads_model(blob)
+    density = None
+    if backend == "compiled":
+        from .compiled_density import compile_density  # cffi is optional
+
+        try:
+            density = compile_density(model)  # the disk cache: compiled once per machine
+        except Exception as e:
+            raise RuntimeError(f"mcmc: this worker cannot run the compiled sampler, which "
+                               f"the caller's process chose ({e}); pass backend='numpy'"
+                               ) from e
+    return model, inits, density
+
+
+@contextlib.contextmanager
+def _prepared(blob: bytes, backend: str, cache: bool) -> Iterator[tuple[Any, Any, Any]]:
+    if not cache:
+        yield _prepare(blob, backend)
+        return
+    key = (hashlib.blake2b(blob, digest_size=20).digest(), backend)
+    with _PREPARED_LOCK:
+        entry = _PREPARED.pop(key, None)
+        _PREPARED_STATS["hits" if entry is not None else "misses"] += 1
+    if entry is None:
+        entry = _prepare(blob, backend)
+    yield entry  # a task that raised does not put its entry back
+    with _PREPARED_LOCK:
+        _PREPARED[key] = entry
+        while len(_PREPARED) > _PREPARED_MAX:
+            _PREPARED.popitem(last=False)
+
+
 def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
              report: Callable[[dict], Any] | None,
-             should_stop: Callable[[], bool] | None) -> tuple[Part, list[tuple[type, str]]]:
+             should_stop: Callable[[], bool] | None,
+             cache: bool = False) -> tuple[Part, list[tuple[type, str]]]:
     """Sample chains ``chain_ids`` of the run that ``settings`` describes (n_samples, warmup,
     sampler, seed, thin, backend: "compiled" or "numpy", report_every) on the model in ``blob``.
 
     The same function runs in every executor's workers (and in-process), so a block of chains
     draws the same numbers wherever it runs. ``report(info)`` gets the progress dicts of
     ``mcmc(callback=)``; ``should_stop()`` ends the block early with the draws so far.
+    ``cache``: keep the prepared model in this process for the next task of the same model
+    (a long-lived Dask worker), instead of rebuilding, tracing and compiling it per task.
     """
-    model, inits = loads_model(blob)
-    if isinstance(inits, list):
-        inits = [inits[c] for c in chain_ids]
-    args = (settings["n_samples"], settings["warmup"], len(chain_ids), settings["sampler"], inits,
-            settings["seed"], settings["thin"], False, report, settings["report_every"],
-            should_stop)
     # one BLAS thread per worker: the workers already fill the cores
     with warnings.catch_warnings(record=True) as caught, sampling_tuning(), np.errstate(
             over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         warnings.simplefilter("default")
-        if settings["backend"] == "compiled":
-            from .compiled_density import compile_density  # cffi is optional
-
-            try:
-                density = compile_density(model)  # the disk cache: compiled once per machine
-            except Exception as e:
-                raise RuntimeError(f"mcmc: this worker cannot run the compiled sampler, which "
-                                   f"the caller's process chose ({e}); pass backend='numpy'"
-                                   ) from e
-            d = run_chains_compiled(model, density, *args, chain_ids=chain_ids)
-        else:
-            d = run_chains(model, *args, chain_ids=chain_ids)
+        with _prepared(blob, settings["backend"], cache) as (model, inits, density):
+            if isinstance(inits, list):
+                inits = [inits[c] for c in chain_ids]
+            args = (settings["n_samples"], settings["warmup"], len(chain_ids),
+                    settings["sampler"], inits, settings["seed"], settings["thin"], False,
+                    report, settings["report_every"], should_stop)
+            if density is not None:
+                d = run_chains_compiled(model, density, *args, chain_ids=chain_ids)
+            else:
+                d = run_chains(model, *args, chain_ids=chain_ids)
     # the user sees the workers' warnings (staging falling back to eager...) in the parent;
     # an interrupt is reported there once, for all workers
     relay = [(w.category, str(w.message)) for w in caught

@@ -285,6 +285,27 @@ def test_run_loop_sleeps_until_a_task_reports_or_ends(cluster, monkeypatch) -> N
     assert looks[0] <= 9, (looks[0], wall)
 
 
+def test_a_worker_prepares_a_model_once_for_its_tasks(cluster) -> None:
+    # 4 tasks of one model on 2 one-thread workers, twice: each worker rebuilds (and traces,
+    # compiles) the model at most once (a digest of its bytes is the key), and the later tasks
+    # draw exactly what a freshly prepared model draws (in-process, the same blocks)
+    m = _eight_schools()
+    cluster.ensure_workers(2)
+    client = cluster.client
+    backends = ["numpy"] + (["compiled"] if compiler_available() is None else [])
+    kw = {"n_samples": 30, "warmup": 30, "chains": 8, "seed": 21, "progress": False}
+    for b in backends:
+        here = tb.mcmc(m, cluster=InProcess(), backend=b, **kw)
+        before = client.run(parallel.prepared_cache_info)
+        for _ in range(2):
+            _same(here, tb.mcmc(m, cluster=DaskCluster(client), backend=b, **kw))
+        after = client.run(parallel.prepared_cache_info)
+        misses = sum(after[w]["misses"] - before[w]["misses"] for w in after)
+        hits = sum(after[w]["hits"] - before[w]["hits"] for w in after)
+        assert misses <= 2 and hits + misses == 8, (b, hits, misses)
+        assert all(1 <= after[w]["size"] <= 8 for w in after if after[w]["misses"])
+
+
 def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
     m = _eight_schools()
     cluster.ensure_workers(2)
