@@ -50,11 +50,14 @@ def run_chains_compiled(model: Any, density: Any, n_samples: int, warmup: int, c
                         thin: int, progress: bool | None,
                         callback: Callable[[dict], Any] | None, callback_every: int,
                         should_stop: Callable[[], bool] | None,
-                        chain_ids: list[int] | None = None) -> Draws:
+                        chain_ids: list[int] | None = None,
+                        max_threads: int | None = None) -> Draws:
     """``chains.run_chains`` with every chain in compiled code; ``density`` is the model's
     adjusted log density and gradient on the free scale: a C function (``fn_address``,
     ``new_context()``, ``n``: ``compiled.sampler.Density``, e.g. the C lowering of ``model``'s
-    program; chains on threads) or a ``compiled.js_sampler.JsDensity`` (chains in turn)."""
+    program; chains on threads) or a ``compiled.js_sampler.JsDensity`` (chains in turn).
+    ``max_threads``: at most this many chain threads (a Dask worker's thread count: more would
+    oversubscribe its cores); the draws do not depend on it."""
     cfg = sampler or nuts()
     for name, v, lo in (("n_samples", n_samples, 1), ("warmup", warmup, 0), ("chains", chains, 1),
                         ("thin", thin, 1)):
@@ -86,8 +89,9 @@ def run_chains_compiled(model: Any, density: Any, n_samples: int, warmup: int, c
     divergences = 0
     done = 0  # iterations every chain has finished
     interrupted = False
-    pool = cf.ThreadPoolExecutor(max_workers=chains, thread_name_prefix="tb-chain") \
-        if chains > 1 and run_class is not JsChainRun else None
+    threads = min(chains, max_threads or chains)
+    pool = cf.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tb-chain") \
+        if threads > 1 and run_class is not JsChainRun else None
     try:
         block = 1  # the first block also runs the step-size search
         while done < total:

@@ -500,8 +500,19 @@ def _dask_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any], name
         last[0] = now
         return bool(stop_event.is_set())
 
-    # the worker keeps the prepared model for its next task of the same model
-    return run_task(blob, chain_ids, settings, report, should_stop, cache=True)
+    # the worker keeps the prepared model for its next task of the same model; the compiled
+    # sampler's chains get the worker's threads, no more (a one-thread worker: one)
+    return run_task(blob, chain_ids, settings, report, should_stop, cache=True,
+                    max_threads=_worker_threads(worker))
+
+
+def _worker_threads(worker: Any) -> int | None:
+    """How many threads the Dask worker runs tasks on (None where this version hides it)."""
+    for obj, attr in ((getattr(worker, "state", None), "nthreads"), (worker, "nthreads")):
+        n = getattr(obj, attr, None)
+        if isinstance(n, int) and n >= 1:
+            return n
+    return None
 
 
 def _dumps_fn(fn: Callable[[Any], Any]) -> bytes:

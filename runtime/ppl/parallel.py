@@ -4,7 +4,9 @@ samples a block of chains (:func:`run_task`) and the merge of the blocks into on
 
 Each worker rebuilds the model from a pickle of its graph (the nodes around the model's targets:
 data, variables, operations, distributions), compiles it for its share of the chains and samples
-them batched in lockstep, exactly as ``mcmc`` does in one process. Chains are numbered across the
+them batched in lockstep, exactly as ``mcmc`` does in one process. A Dask worker, which lives
+for many tasks, keeps its last 8 prepared models (keyed on a digest of their bytes), so its
+later tasks of a model skip that setup. Chains are numbered across the
 whole run and draw from their own random streams (see ``chain_rng``), so the split does not
 change the draws.
 
@@ -214,7 +216,8 @@ def _prepared(blob: bytes, backend: str, cache: bool) -> Iterator[tuple[Any, Any
 def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
              report: Callable[[dict], Any] | None,
              should_stop: Callable[[], bool] | None,
-             cache: bool = False) -> tuple[Part, list[tuple[type, str]]]:
+             cache: bool = False,
+             max_threads: int | None = None) -> tuple[Part, list[tuple[type, str]]]:
     """Sample chains ``chain_ids`` of the run that ``settings`` describes (n_samples, warmup,
     sampler, seed, thin, backend: "compiled" or "numpy", report_every) on the model in ``blob``.
 
@@ -223,6 +226,7 @@ def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
     ``mcmc(callback=)``; ``should_stop()`` ends the block early with the draws so far.
     ``cache``: keep the prepared model in this process for the next task of the same model
     (a long-lived Dask worker), instead of rebuilding, tracing and compiling it per task.
+    ``max_threads``: the compiled sampler's chain threads at most (the worker's threads).
     """
     # one BLAS thread per worker: the workers already fill the cores
     with warnings.catch_warnings(record=True) as caught, sampling_tuning(), np.errstate(
@@ -235,7 +239,8 @@ def run_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any],
                     settings["sampler"], inits, settings["seed"], settings["thin"], False,
                     report, settings["report_every"], should_stop)
             if density is not None:
-                d = run_chains_compiled(model, density, *args, chain_ids=chain_ids)
+                d = run_chains_compiled(model, density, *args, chain_ids=chain_ids,
+                                        max_threads=max_threads)
             else:
                 d = run_chains(model, *args, chain_ids=chain_ids)
     # the user sees the workers' warnings (staging falling back to eager...) in the parent;

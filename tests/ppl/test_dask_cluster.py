@@ -306,6 +306,38 @@ def test_a_worker_prepares_a_model_once_for_its_tasks(cluster) -> None:
         assert all(1 <= after[w]["size"] <= 8 for w in after if after[w]["misses"])
 
 
+def _chain_threads() -> int:
+    return sum(t.name.startswith("tb-chain") for t in threading.enumerate())
+
+
+@pytest.mark.skipif(compiler_available() is not None, reason="no C compiler")
+def test_compiled_task_uses_no_more_threads_than_its_worker(cluster) -> None:
+    # a task of 4 compiled chains on a one-thread worker runs them in turn on that thread, not
+    # on 4 more threads (oversubscription); the draws are those of 4 chain threads in-process
+    m = _eight_schools()
+    cluster.ensure_workers(2)
+    client = cluster.client
+    counts: list[int] = []
+    done = threading.Event()
+
+    def probe() -> None:  # the workers' chain threads, while the tasks run
+        while not done.is_set():
+            counts.extend(client.run(_chain_threads).values())
+            time.sleep(0.05)
+
+    kw = {"n_samples": 2000, "warmup": 500, "chains": 8, "seed": 4, "progress": False,
+          "backend": "compiled"}
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        d = tb.mcmc(m, cluster=DaskCluster(client, chains_per_task=4), **kw)
+    finally:
+        done.set()
+        prober.join()
+    assert counts and max(counts) == 0, counts
+    _same(tb.mcmc(m, cluster=InProcess(4), **kw), d)
+
+
 def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
     m = _eight_schools()
     cluster.ensure_workers(2)
