@@ -18,10 +18,12 @@ tensorbridge), so first-call costs are not in the medians.
    task is ``client.submit(_noop, i, pure=False)`` for ``T`` tasks, then ``gather``. Each call
    runs with a small and a large ``T``; per task = the slope ``(wall(T2) - wall(T1)) / (T2 -
    T1)``, per call = the intercept (fixed costs: the Dask executor's topic subscription and
-   stop event, its result polling every 50 ms). Rounds interleave the four, rotating their
-   order; medians over rounds, each round its own seed.
-2. Chains per second, 1 worker against 2: eight schools, ``chains_per_task=1`` (a task of k
-   compiled chains runs k threads, which would overcommit a one-thread worker), the compiled
+   stop event; since 93af9f6 the result loop wakes when a task ends instead of polling every
+   50 ms, and since 7e08020 a worker reuses a model it has prepared). Rounds interleave the
+   four, rotating their order; medians over rounds, each round its own seed.
+2. Chains per second, 1 worker against 2: eight schools, ``chains_per_task=1`` (before
+   25a39b6 a task of k compiled chains ran k threads and overcommitted a one-thread worker;
+   the threads are now capped at the worker's), the compiled
    sampler (what ``backend="auto"`` picks with a C compiler) and the NumPy one (tasks
    single-threaded either way). Target (issue 17): 2 workers >= 1.8x the chains per second of
    1 when the machine is idle. The load average is recorded with every row.
