@@ -416,15 +416,24 @@ SEED = 20261125
 # (warmup, draws) for posteriors run shorter than that: the ODE models sample on the interpreted
 # NumPy sampler (ode_solve has no C lowering) at ~10-20 ms per chain and gradient. The pass rule
 # is MCSE-based, so a shorter run widens the mean limit only by what its effective sample size
-# justifies; the sd-ratio and R-hat limits are unchanged.
+# justifies; the sd-ratio and R-hat limits are unchanged (at 150 + 200, one_comp's means and
+# sds passed but R-hat was 1.014-1.020).
 RUN_SIZES: dict[str, tuple[int, int]] = {
-    "hudson_lynx_hare-lotka_volterra": (150, 200),
-    "one_comp_mm_elim_abs-one_comp_mm_elim_abs": (150, 200),
+    "hudson_lynx_hare-lotka_volterra": (200, 600),
+    "one_comp_mm_elim_abs-one_comp_mm_elim_abs": (200, 600),
 }
 
 # Posteriors that do not run to the end today, and why (the test expects the error, strictly,
 # so that it reports when the runtime is fixed).
-KNOWN_ISSUES: dict[str, tuple[type[BaseException], str]] = {}
+KNOWN_ISSUES: dict[str, tuple[type[BaseException], str]] = {
+    "one_comp_mm_elim_abs-one_comp_mm_elim_abs": (
+        AssertionError,
+        "K_m and V_m's sd ratios fail (0.535 and 0.557 at 4 x (200 + 600), seed 20261125; "
+        "means, R-hat and k_a, sigma pass): the reference sd of K_m (7.3, q95 8.7) comes from a "
+        "heavy right tail along the K_m-V_m ridge, which 2400 draws either under-explore or "
+        "estimate with an sd far noisier than the 15% band (at 4 x (150 + 200) both ratios were "
+        "1.01); not resolved yet"),
+}
 
 
 def run(posterior: str, warmup: int | None = None, draws: int | None = None, seed: int = SEED,
