@@ -21,10 +21,11 @@ the staged programs. Gradients come from forward sensitivities S = dy/dp (p: y0 
 flattened) integrated on the same steps as y: dS/dt = J_y S + J_p (for ``rk45``, with y as one
 state vector [y, S] whose derivative is one staged program). The step sizes are chosen from y
 alone, so y is the same whether or not S is carried, and for ``rk45`` S is the exact derivative of
-the computed (and interpolated) y for those steps. ``ode_solve`` is one primitive (kernel ``ode_solve``) whose VJP
-reads S from a second primitive (``ode_sensitivities``): staged programs and models record both as
-single steps. A solve whose sensitivities were asked for computes them with the state on the next
-solve (exact-input cache), so value-and-gradient costs one augmented solve.
+the computed (and interpolated) y for those steps. ``ode_solve`` is one primitive (kernel
+``ode_solve``) whose VJP reads S from a second primitive (``ode_sensitivities``): staged programs
+and models record both as single steps. A solve whose sensitivities were asked for computes them
+with the state on the next solve (exact-input cache), so value-and-gradient costs one augmented
+solve.
 
 Failures (``max_steps`` exceeded, a step size below the time resolution, a non-finite
 derivative) raise :class:`OdeSolveError`; inside a model (lazy-array arguments) the result is
@@ -231,29 +232,18 @@ class _Problem:
         t = self.t0
         f0 = self.f(t, y0, args)
         h = _initial_step(self, t, y0, f0, args, order, times[-1] - t)
-        tiny = 16 * _np.finfo(float).eps
         fsal: Any = None  # the stages of an accepted rk45 step (its last is the next one's first)
         steps = rejected = 0
         if self.method == "rk45":  # dense output: steps do not stop at the times
             return self._solve_dense(t, z, h, args, sens, ys, ss)
         for i, tout in enumerate(times):
             while t < tout:
-                if steps + rejected >= self.max_steps:
-                    raise OdeSolveError(
-                        f"ode_solve: max_steps={self.max_steps} reached at t={t:.6g} before "
-                        f"t={tout:.6g}; the problem may be stiff (method='rosenbrock') or need "
-                        f"a larger max_steps")
                 last = h >= tout - t
                 hs = tout - t if last else h
-                if hs <= tiny * max(abs(t), 1.0):
-                    raise OdeSolveError(f"ode_solve: step size {hs:.3g} too small at t={t:.6g}")
+                self._check_step(steps + rejected, t, tout, hs)
                 z_new, err, fsal_new = step(self, t, hs, z, sens, args, fsal)
-                scale = self.atol + self.rtol * _np.maximum(_np.abs(z[:n]), _np.abs(z_new[:n]))
-                r = err / scale
-                e = math.sqrt(float(r @ r) / n) if n else 0.0
+                e = self._error_norm(z, z_new, err, t, hs)
                 if not math.isfinite(e):
-                    if not _np.all(_np.isfinite(z_new[:n])) and hs < 1e-300:
-                        raise OdeSolveError(f"ode_solve: non-finite derivative at t={t:.6g}")
                     h = hs * 0.2
                     rejected += 1
                     continue
@@ -279,9 +269,8 @@ class _Problem:
         at the last time), the times inside a step read from Dormand-Prince's fourth-order
         continuous extension, a combination of the step's stages like the step itself (so, with
         S carried, the interpolated S is the interpolated y's exact derivative)."""
-        n, times, T = self.n, self.times, len(self.times)
+        times, T = self.times, len(self.times)
         tend = float(times[-1])
-        tiny = 16 * _np.finfo(float).eps
         i = 0
         k: Any = None
         steps = rejected = 0
@@ -290,22 +279,12 @@ class _Problem:
                 self._record(ys, ss, i, z, sens)
                 i += 1
                 continue
-            if steps + rejected >= self.max_steps:
-                raise OdeSolveError(
-                    f"ode_solve: max_steps={self.max_steps} reached at t={t:.6g} before "
-                    f"t={times[i]:.6g}; the problem may be stiff (method='rosenbrock') or need "
-                    f"a larger max_steps")
             last = h >= tend - t
             hs = tend - t if last else h
-            if hs <= tiny * max(abs(t), 1.0):
-                raise OdeSolveError(f"ode_solve: step size {hs:.3g} too small at t={t:.6g}")
+            self._check_step(steps + rejected, t, float(times[i]), hs)
             z_new, err, k_new = _dopri_step(self, t, hs, z, sens, args, k)
-            scale = self.atol + self.rtol * _np.maximum(_np.abs(z[:n]), _np.abs(z_new[:n]))
-            r = err / scale
-            e = math.sqrt(float(r @ r) / n) if n else 0.0
+            e = self._error_norm(z, z_new, err, t, hs)
             if not math.isfinite(e):
-                if not _np.all(_np.isfinite(z_new[:n])) and hs < 1e-300:
-                    raise OdeSolveError(f"ode_solve: non-finite derivative at t={t:.6g}")
                 h = hs * 0.2
                 rejected += 1
                 continue
@@ -326,6 +305,29 @@ class _Problem:
             h = hs * (5.0 if e == 0 else min(5.0, max(0.2, 0.9 * e ** -0.2)))
         self.steps, self.rejected = steps, rejected
         return ys, ss
+
+    def _check_step(self, taken: int, t: float, tout: float, hs: float) -> None:
+        """Raises when the solve must stop: ``max_steps`` steps tried (accepted or not) before
+        ``tout``, or a step ``hs`` too small to move ``t`` in floating point."""
+        if taken >= self.max_steps:
+            raise OdeSolveError(
+                f"ode_solve: max_steps={self.max_steps} reached at t={t:.6g} before "
+                f"t={tout:.6g}; the problem may be stiff (method='rosenbrock') or need "
+                f"a larger max_steps")
+        if hs <= 16 * _np.finfo(float).eps * max(abs(t), 1.0):
+            raise OdeSolveError(f"ode_solve: step size {hs:.3g} too small at t={t:.6g}")
+
+    def _error_norm(self, z: Any, z_new: Any, err: Any, t: float, hs: float) -> float:
+        """The step's RMS error in units of the tolerance, over the state only (the
+        sensitivities ride on the state's steps); non-finite asks for a smaller step, unless
+        the step is already negligible and the state itself is not finite."""
+        n = self.n
+        scale = self.atol + self.rtol * _np.maximum(_np.abs(z[:n]), _np.abs(z_new[:n]))
+        r = err / scale
+        e = math.sqrt(float(r @ r) / n) if n else 0.0
+        if not math.isfinite(e) and not _np.all(_np.isfinite(z_new[:n])) and hs < 1e-300:
+            raise OdeSolveError(f"ode_solve: non-finite derivative at t={t:.6g}")
+        return e
 
     def _record(self, ys: Any, ss: Any, i: int, z: Any, sens: bool) -> None:
         ys[i] = z[:self.n]
