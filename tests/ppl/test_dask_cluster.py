@@ -361,7 +361,19 @@ def test_should_stop_cancels_queued_tasks_and_keeps_the_draws(cluster) -> None:
                    for keys in cluster.client.processing().values() for k in map(str, keys))
 
 
-def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster) -> None:
+@pytest.fixture
+def ctrl_c():
+    """SIGINT raises KeyboardInterrupt here, as at an interactive prompt: Python leaves SIGINT
+    ignored when it started ignored (a background job of a non-interactive shell, as CI may run
+    the suite), and then the test's Ctrl-C would never arrive."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster, ctrl_c) -> None:
     m = _eight_schools()
     cluster.ensure_workers(2)
     sent: list[int] = []
@@ -379,7 +391,7 @@ def test_ctrl_c_cancels_the_cluster_futures_and_keeps_the_draws(cluster) -> None
                    for keys in cluster.client.processing().values() for k in map(str, keys))
 
 
-def test_ctrl_c_cancels_the_tasks_of_map(cluster) -> None:
+def test_ctrl_c_cancels_the_tasks_of_map(cluster, ctrl_c) -> None:
     cluster.ensure_workers(2)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
     timer.start()
