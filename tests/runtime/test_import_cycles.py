@@ -46,6 +46,15 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "NumPy and cffi are optional (Pyodide): the C density hands NumPy arrays to C",
     (_R + "ppl.compiled_chains", _R + "compiled.sampler"):
         "NumPy and cffi are optional (Pyodide): the C chains fill NumPy buffers",
+    # ppl imports sbc and tasks at load (tb.sbc, tb.map), and ppl must load in Pyodide
+    (_R + "ppl.sbc", _R + "ppl.executors"):
+        "NumPy is optional (Pyodide): the executors ship NumPy arrays to processes (parallel.py)",
+    (_R + "ppl.sbc", _R + "ppl.parallel"):
+        "NumPy is optional (Pyodide): parallel.py imports NumPy at module level",
+    (_R + "ppl.tasks", _R + "ppl.executors"):
+        "NumPy is optional (Pyodide): the executors ship NumPy arrays to processes (parallel.py)",
+    (_R + "ppl.tasks", _R + "ppl.parallel"):
+        "NumPy is optional (Pyodide): parallel.py imports NumPy at module level",
 }
 
 
