@@ -338,25 +338,15 @@ mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1
                  seed = NULL, n_cores = NULL, backend = "auto", cluster = NULL) {
   fn <- "mcmc"
   ppl_model_arg(model, fn)
-  if (!inherits(sampler, "tb_sampler")) {
-    stop(sprintf("mcmc: sampler must be nuts(), hmc(), rwmh() or slice(), not %s",
-                 ppl_describe(sampler)), call. = FALSE)
-  }
+  ppl_check_sampler(sampler, fn)
   n_samples <- ppl_count(n_samples, "n_samples", fn)
   thin <- ppl_count(thin, "thin", fn)
   warmup <- ppl_count(warmup, "warmup", fn, lower = 0L)
   chains <- ppl_count(chains, "chains", fn)
   pb_update <- ppl_count(pb_update, "pb_update", fn)
-  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose)) {
-    stop("mcmc: verbose must be TRUE or FALSE", call. = FALSE)
-  }
-  seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
-    ppl_count(seed, "seed", fn, lower = 0L)
-  if (!is.null(n_cores)) n_cores <- ppl_count(n_cores, "n_cores", fn)
-  if (!is.null(cluster) && !inherits(cluster, "tb_cluster")) {
-    stop(sprintf("mcmc: cluster must be NULL or tb_cluster(\"tcp://host:port\"), not %s",
-                 ppl_describe(cluster)), call. = FALSE)
-  }
+  run <- ppl_run_args(verbose, seed, n_cores, cluster, fn)
+  seed <- run$seed
+  n_cores <- run$n_cores
   iv <- ppl_initials(initial_values, chains, fn)
   total <- warmup + n_samples * thin
   callback <- if (verbose) ppl_progress_bar(total) else NULL
@@ -365,6 +355,31 @@ mcmc <- function(model, sampler = nuts(), n_samples = 1000, thin = 1, warmup = 1
                          callback, pb_update, n_cores, backend,
                          cluster = if (is.null(cluster)) NULL else cluster$py)
   ppl_mcmc_result(draws, model, warmup, thin, verbose, fn)
+}
+
+# The checks mcmc() and sbc() share: the sampler object, and how and where the run goes
+# (verbose, seed: drawn from R's stream when NULL, n_cores, cluster). Returns the seed and
+# n_cores as integers.
+ppl_check_sampler <- function(sampler, fn) {
+  if (!inherits(sampler, "tb_sampler")) {
+    stop(sprintf("%s: sampler must be nuts(), hmc(), rwmh() or slice(), not %s", fn,
+                 ppl_describe(sampler)), call. = FALSE)
+  }
+  invisible(sampler)
+}
+
+ppl_run_args <- function(verbose, seed, n_cores, cluster, fn) {
+  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose)) {
+    stop(sprintf("%s: verbose must be TRUE or FALSE", fn), call. = FALSE)
+  }
+  seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
+    ppl_count(seed, "seed", fn, lower = 0L)
+  if (!is.null(n_cores)) n_cores <- ppl_count(n_cores, "n_cores", fn)
+  if (!is.null(cluster) && !inherits(cluster, "tb_cluster")) {
+    stop(sprintf("%s: cluster must be NULL or tb_cluster(\"tcp://host:port\"), not %s", fn,
+                 ppl_describe(cluster)), call. = FALSE)
+  }
+  list(seed = seed, n_cores = n_cores)
 }
 
 ppl_mcmc_result <- function(draws, model, warmup, thin, verbose, fn) {

@@ -56,23 +56,13 @@ sbc <- function(model, nsim = 100, data = NULL, parameters = NULL, n_samples = 2
   chains <- ppl_count(chains, "chains", fn)
   thin_to <- ppl_count(thin_to, "thin_to", fn)
   bins <- ppl_count(bins, "bins", fn, lower = 2L)
-  if (!inherits(sampler, "tb_sampler")) {
-    stop(sprintf("sbc: sampler must be nuts(), hmc(), rwmh() or slice(), not %s",
-                 ppl_describe(sampler)), call. = FALSE)
-  }
+  ppl_check_sampler(sampler, fn)
   if (!is.numeric(alpha) || length(alpha) != 1L || is.na(alpha) || alpha <= 0 || alpha >= 1) {
     stop("sbc: alpha must be a number in (0, 1)", call. = FALSE)
   }
-  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose)) {
-    stop("sbc: verbose must be TRUE or FALSE", call. = FALSE)
-  }
-  seed <- if (is.null(seed)) sample.int(.Machine$integer.max, 1L) else
-    ppl_count(seed, "seed", fn, lower = 0L)
-  if (!is.null(n_cores)) n_cores <- ppl_count(n_cores, "n_cores", fn)
-  if (!is.null(cluster) && !inherits(cluster, "tb_cluster")) {
-    stop(sprintf("sbc: cluster must be NULL or tb_cluster(\"tcp://host:port\"), not %s",
-                 ppl_describe(cluster)), call. = FALSE)
-  }
+  run <- ppl_run_args(verbose, seed, n_cores, cluster, fn)
+  seed <- run$seed
+  n_cores <- run$n_cores
   if (is_lazy(data)) data <- list(data)
   if (!is.null(data) && (!is.list(data) || !all(vapply(data, is_lazy, logical(1L))))) {
     stop("sbc: data must be NULL, a lazy array or a list of lazy arrays", call. = FALSE)
