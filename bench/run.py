@@ -386,6 +386,9 @@ def _versions() -> dict[str, str | None]:
 
 
 def _git() -> str | None:
+    # A copy of the tree without .git (a machine the run was sent to) names its commit here.
+    if os.environ.get("BENCH_GIT_COMMIT"):
+        return os.environ["BENCH_GIT_COMMIT"]
     try:
         rev = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=BENCH_DIR, capture_output=True,
@@ -409,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
                     "bench/RESULTS.md for a full run, else bench/results/RESULTS.md)")
     ap.add_argument("--splice", action="store_true", help="replace only the named modules' "
                     "sections of bench/RESULTS.md (each with its own date, commit and load)")
+    ap.add_argument("--label", help="with --splice: write each module's section as "
+                    "'## MODULE (LABEL)', beside the module's own section, for a run on another "
+                    "machine (e.g. --label '16-CPU machine')")
     ap.add_argument("--worker", nargs=2, metavar=("MODULE", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -418,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     available = discover()
     if args.splice and not args.modules:
         ap.error("--splice: name the modules whose sections to replace")
+    if args.label and not args.splice:
+        ap.error("--label names a spliced section; give --splice too")
     if args.splice and args.results_md:
         ap.error("--splice writes bench/RESULTS.md; give --splice or --results-md")
     modules = args.modules or available
@@ -489,11 +497,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.splice:
         md_path = RESULTS_MD
         own = _conditions(sampler, vers, started, finished, dirty_paths=True)
-        how = (f"Re-run alone (`bench/run.py {' '.join(modules)} --splice`), not in the full run "
-               f"the header above describes" + (" (**BENCH_QUICK=1: a smoke run, not numbers to "
-                                                 "quote**)" if quick else "") + ":")
-        sections = {m: module_section(m, res, rows, sampler, [how, *own])
-                    for m, res in results.items()}
+        label = f" --label '{args.label}'" if args.label else ""
+        how = (f"Re-run alone (`bench/run.py {' '.join(modules)} --splice{label}`), not in the "
+               f"full run the header above describes"
+               + (f", on another machine ({args.label})" if args.label else "")
+               + (" (**BENCH_QUICK=1: a smoke run, not numbers to quote**)" if quick else "")
+               + ":")
+        sections = {}
+        for m, res in results.items():
+            lines = module_section(m, res, rows, sampler, [how, *own])
+            if args.label:
+                lines[0] = f"## {m} ({args.label})"
+            sections[lines[0][3:]] = lines
         old_md = md_path.read_text(encoding="utf-8") if md_path.exists() else ""
         md_path.write_text(splice_sections(old_md, sections), encoding="utf-8")
     else:

@@ -68,3 +68,15 @@ def test_splice_replaces_one_section_and_keeps_the_rest() -> None:
                                      "b_bench": ["## b_bench", "", "new b"]})
     assert new == ("# Results\n\n- date: x\n\n## a_bench\n\nold a\n\n## b_bench\n\nnew b\n\n"
                    "## c_bench\n\nnew c\n")
+
+
+def test_labelled_section_sits_beside_the_modules_own(capsys) -> None:
+    run = _load("run")
+    text = "# Results\n\n## dask_bench\n\nhere\n\n## js_bridge\n\njs\n"
+    new = run.splice_sections(text, {"dask_bench (16 CPUs)": ["## dask_bench (16 CPUs)", "",
+                                                              "there"]})
+    assert new == ("# Results\n\n## dask_bench\n\nhere\n\n## dask_bench (16 CPUs)\n\nthere\n\n"
+                   "## js_bridge\n\njs\n")
+    with pytest.raises(SystemExit):  # a label names a spliced section only
+        run.main(["dask_bench", "--label", "16 CPUs"])
+    assert "--label names a spliced section" in capsys.readouterr().err
