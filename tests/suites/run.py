@@ -154,6 +154,29 @@ def count(suite: Suite, log: str, rc: int) -> tuple[int, int, int]:
     return passed, failed, skipped
 
 
+# ---- what failed: named at the end of the run, where CI's tail of the output shows them ------
+_TESTTHAT_FAIL = re.compile(  # "Failure ('test-x.R:12'): its name", some reporters in rules
+    r"^(?:\u2500\u2500 )?(?:Failure|Error) \('([^']*)'\): (.*?)(?: \u2500+)?$", re.M)
+_TAP_FAIL = re.compile(r"^\s*not ok \d+ - (.+)$", re.M)
+_RCHECK_FAIL = re.compile(r"^\* (checking .*\.\.\. (?:WARNING|ERROR))$", re.M)
+
+
+def failures(suite: Suite, log: str) -> list[str]:
+    """The failing tests' names (file:line, test) as the suite's own report gives them."""
+    report = ROOT / suite.report if suite.report else None
+    if suite.counter == "junit" and report and report.exists():
+        return [f"{c.get('classname', '')}::{c.get('name', '')}"
+                for c in ET.parse(report).getroot().iter("testcase")
+                if {child.tag for child in c} & {"failure", "error"}]
+    if suite.counter == "testthat":
+        return [f"{where}: {name}" for where, name in _TESTTHAT_FAIL.findall(log)]
+    if suite.counter == "tap":
+        return list(dict.fromkeys(_TAP_FAIL.findall(log)))  # a file's and its test's lines
+    if suite.counter == "rcheck":
+        return _RCHECK_FAIL.findall(log)
+    return []
+
+
 # ---- running ---------------------------------------------------------------------------------
 def _coretype_check(core: str) -> str | None:
     """None when OpenBLAS under OPENBLAS_CORETYPE=core reports that architecture."""
@@ -206,7 +229,8 @@ def run(suite: Suite) -> dict[str, object]:
     (OUT / f"{suite.name}.log").write_text(log)
     passed, failed, skipped = count(suite, log, rc)
     return {"suite": suite.name, "passed": passed, "failed": failed, "skipped": skipped,
-            "seconds": round(seconds, 1), "exit": rc}
+            "seconds": round(seconds, 1), "exit": rc,
+            "failures": failures(suite, log) if failed else []}
 
 
 def table(rows: list[dict[str, object]]) -> str:
@@ -243,6 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     (OUT / "summary.json").write_text(json.dumps(rows, indent=1))
     failed = [r["suite"] for r in rows if r["failed"]]
     total = sum(int(r["seconds"]) for r in rows)  # type: ignore[call-overload]
+    shown = [f"  {r['suite']}: {name}" for r in rows for name in r["failures"][:10]]
+    if shown:
+        print("\nfailed tests (the suite's log in test-output/ has the details):")
+        print("\n".join(shown))
     if failed:
         print(f"\nmake test: {len(failed)} of {len(rows)} suites failed: {', '.join(failed)}"
               f" ({total} s)")
