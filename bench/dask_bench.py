@@ -76,7 +76,7 @@ def config(quick: bool | None = None) -> dict[str, Any]:
             "overhead": {"tasks": (2, 16), "rounds": 7},
             "scaling": [{"backend": "compiled", "chains": 32, "warmup": 1000,
                          "n_samples": 1000, "rounds": 5},
-                        {"backend": "numpy", "chains": 4, "warmup": 250, "n_samples": 250,
+                        {"backend": "numpy", "chains": 8, "warmup": 250, "n_samples": 250,
                          "rounds": 3}],
             "sbc": {"reps": int(os.environ.get("SBC_REPS", 200)), "rounds": 3, "warmup": 400,
                     "per_chain": 250},
