@@ -59,7 +59,9 @@ def _row(P: Any, posterior: str, backend: str) -> dict[str, Any]:
             row["error"] = f"{type(e).__name__}: {e}"
         return row
     seconds = time.perf_counter() - t0
-    checks = P.check(draws.summary(), fx["reference"]["posterior"])
+    checks = P.check(draws.summary(), fx["reference"]["posterior"],
+                     columns=dict(draws.scalar_columns()),
+                     infinite_variance=P.INFINITE_VARIANCE.get(posterior, ()))
     failed = P.describe_failures(checks)
     row.update(value_us=seconds * 1e6, passed=not failed,
                notes=[settings, f"{draws.divergences} divergent transitions after warmup"]

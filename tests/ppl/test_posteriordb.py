@@ -3,8 +3,10 @@
 parameter in tests/fixtures/posteriordb, models in posteriordb_models.py).
 
 Each posterior is sampled with tb.mcmc (4 chains, 1000 warmup + 1000 draws, a fixed seed) and
-every parameter must pass: |mean - ref mean| <= 0.1 ref sd + 4 MCSE, sd / ref sd in [0.85, 1.15],
-R-hat <= 1.01. The CI set runs in `make test`; the others (slower) run with TB_POSTERIORDB=all,
+every parameter must pass: |mean - ref mean| <= 0.1 ref sd + 4 MCSE, sd / ref sd in [0.85, 1.15]
+(except where the posterior has no finite variance: INFINITE_VARIANCE), the reference's 5% and
+95% quantiles within 4 standard errors of those probabilities of the run's draws, R-hat <= 1.01.
+The CI set runs in `make test`; the others (slower) run with TB_POSTERIORDB=all,
 and all of them in bench/posteriordb_bench.py.
 """
 
@@ -42,7 +44,8 @@ def _cases() -> list[object]:
 def test_posterior_matches_posteriordb_reference(posterior: str) -> None:
     draws, fx = P.run(posterior)
     reference = fx["reference"]["posterior"]
-    rows = P.check(draws.summary(), reference)
+    rows = P.check(draws.summary(), reference, columns=dict(draws.scalar_columns()),
+                   infinite_variance=P.INFINITE_VARIANCE.get(posterior, ()))
     assert [r["parameter"] for r in rows] == list(reference)
     failures = P.describe_failures(rows)
     assert not failures, f"{posterior} ({draws.divergences} divergences): {failures}"
@@ -121,6 +124,28 @@ def test_pass_rule_fails_each_way() -> None:
     assert P.check(_Summary(a=_row(1.0, 2.0, rhat=1.011)), ref)[0]["failed"] == ["rhat"]
     assert P.check(_Summary(a=_row(1.0, 2.0, rhat=1.01)), ref)[0]["passed"]
     assert "a [rhat]" in P.describe_failures(P.check(_Summary(a=_row(1.0, 2.0, rhat=1.2)), ref))
+
+
+def test_quantile_rule_and_infinite_variance_fail_and_pass_each_way() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 1000))  # independent draws: tail ESS about 4000
+    row = {**_row(float(x.mean()), float(x.std(ddof=1))), "ess_tail": 4000.0}
+    q5, q95 = -1.6448536, 1.6448536  # N(0, 1)'s quantiles
+    ref = {"a": {"mean": 0.0, "sd": 1.0, "q5": q5, "q95": q95}}
+    ok = P.check(_Summary(a=row), ref, columns={"a": x})[0]
+    assert ok["passed"], ok
+    # the limit: 4 sqrt(0.05 * 0.95 (1/4000 + 1/10000)) = 0.0164; F(-1.45) is about 0.074
+    bad = P.check(_Summary(a=row), {"a": {**ref["a"], "q5": -1.45}}, columns={"a": x})[0]
+    assert bad["failed"] == ["q5"]
+    assert "F(ref q5)" in P.describe_failures([bad])
+    wide = {"a": {**ref["a"], "sd": 2.0}}
+    assert P.check(_Summary(a=row), wide, columns={"a": x})[0]["failed"] == ["sd"]
+    assert P.check(_Summary(a=row), wide, columns={"a": x}, infinite_variance=("a",))[0]["passed"]
+
+
+def test_infinite_variance_names_reference_parameters() -> None:
+    for posterior, names in P.INFINITE_VARIANCE.items():
+        assert set(names) <= set(P.load(posterior)["reference"]["posterior"])
 
 
 def test_linear_recurrence_matches_the_loop() -> None:
