@@ -501,20 +501,29 @@ test_that("greta example: Exponential-normal prior (quadrature over sd, tau and 
   # could fail: rate 2 lambda^2 for tau in the reference: log(lambda) off by 26 mcse
 })
 
+# The quadrature grid of the attitude regression under a local-scale prior: the residual sd
+# (31 points) times lambda, log-spaced on exp(-4)..exp(log_upper); log_w holds sd's
+# inverse-gamma(1, 1) prior, lambda's half-Cauchy(0, 1) and both grids' log Jacobians.
+attitude_sd_lambda_grid <- function(log_upper, n_lambda) {
+  X <- attitude_x()
+  y <- attitude$rating
+  gs <- sd_grid(summary(stats::lm(y ~ X - 1))$sigma, nrow(X), 31)
+  gl <- log_grid(-4, log_upper, n_lambda)
+  pts <- expand.grid(i = seq_along(gs$x), j = seq_along(gl$x))
+  s <- gs$x[pts$i]
+  lambda <- gl$x[pts$j]
+  list(X = X, y = y, s = s, lambda = lambda,
+       log_w = dinvgamma(s, 1, 1) + gs$log_j[pts$i] + dhalfcauchy(lambda, 1) +
+         gl$log_j[pts$j])
+}
+
 test_that("greta example: Horseshoe prior (quadrature over sd and lambda)", {
   skip_if_no_python()
   e <- run_greta_example("Horseshoe prior")
   d <- sample_example(with(e, model(int, coef, sd)))
-  X <- attitude_x()
-  y <- attitude$rating
-  gs <- sd_grid(summary(stats::lm(y ~ X - 1))$sigma, nrow(X), 31)
-  gl <- log_grid(-4, 10, 71)
-  pts <- expand.grid(i = seq_along(gs$x), j = seq_along(gl$x))
-  s <- gs$x[pts$i]
-  lambda <- gl$x[pts$j]
+  g <- attitude_sd_lambda_grid(10, 71)
   # greta's vignette as written: coef ~ normal(0, tau^2 lambda^2), tau = 1
-  log_w <- dinvgamma(s, 1, 1) + gs$log_j[pts$i] + dhalfcauchy(lambda, 1) + gl$log_j[pts$j]
-  ref <- lg_posterior(X, y, s, cbind(0, 1 / lambda^4), log_w)
+  ref <- with(g, lg_posterior(X, y, s, cbind(0, 1 / lambda^4), log_w))
   st <- draw_stats(d, c("int", "coef", "sd"))
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "horseshoe")
   # lambda is local to horseshoe(), so it cannot be sampled, and the data (coef = 0.75, se 0.1)
@@ -526,16 +535,9 @@ test_that("greta example: Regularised horseshoe prior (quadrature over sd and la
   skip_if_no_python()
   e <- run_greta_example("Regularised horseshoe prior")
   d <- sample_example(with(e, model(int, coef, sd)))
-  X <- attitude_x()
-  y <- attitude$rating
-  gs <- sd_grid(summary(stats::lm(y ~ X - 1))$sigma, nrow(X), 31)
-  gl <- log_grid(-4, 16, 101)
-  pts <- expand.grid(i = seq_along(gs$x), j = seq_along(gl$x))
-  s <- gs$x[pts$i]
-  lambda <- gl$x[pts$j]
-  lambda_tilde <- lambda^2 / (1 + lambda^2)   # c = 1, tau = 1
-  log_w <- dinvgamma(s, 1, 1) + gs$log_j[pts$i] + dhalfcauchy(lambda, 1) + gl$log_j[pts$j]
-  ref <- lg_posterior(X, y, s, cbind(0, 1 / lambda_tilde^4), log_w)
+  g <- attitude_sd_lambda_grid(16, 101)
+  lambda_tilde <- g$lambda^2 / (1 + g$lambda^2)   # c = 1, tau = 1
+  ref <- with(g, lg_posterior(X, y, s, cbind(0, 1 / lambda_tilde^4), log_w))
   st <- draw_stats(d, c("int", "coef", "sd"))
   expect_posterior(st, c(ref$mean, ref$q_mean), c(ref$sd, ref$q_sd), label = "reg horseshoe")
   # as for the horseshoe, the prior's form is outweighed by the data here (sqrt(lambda_tilde)
