@@ -15,7 +15,8 @@ Three integrators, all with error control on the state:
 
 The two stiff methods hit the output times exactly (a step is shortened to land on each one).
 
-The integrators run on NumPy arrays: ``fn`` is staged once (``tb.function``), together with its
+The integrators run on NumPy arrays (without NumPy, as in Pyodide's core, on the python arrays'
+subset of NumPy, :mod:`.ode_pure`): ``fn`` is staged once (``tb.function``), together with its
 Jacobian in (y, args) for the sensitivities and the linearly implicit methods, and the loop calls
 the staged programs. Gradients come from forward sensitivities S = dy/dp (p: y0 and args,
 flattened) integrated on the same steps as y: dS/dt = J_y S + J_p (for ``rk45``, with y as one
@@ -46,15 +47,20 @@ from .autodiff.core import Primitive, Tracer, bind
 from .backends import get_backend
 from .backends.python_backend import as_raw
 from .errors import TensorBridgeError
+from .host_namespace import to_host, to_tensor
 from .kernels import register_kernel
 from .ops.creation import as_tensor, eye, tensor
 from .ops.shape import concat, reshape, transpose
 from .tensor import Tensor
 
-try:  # the integrators run on NumPy arrays; without NumPy ode_solve is unavailable
+try:  # the integrators' arrays: NumPy's, else the python arrays' subset (Pyodide's core)
     import numpy as _np
-except ImportError:  # pragma: no cover - Pyodide with the python backend
-    _np = None
+
+    _PURE = False
+except ImportError:  # tested in a subprocess that hides NumPy (tests/runtime/test_ode.py)
+    from . import ode_pure as _np  # type: ignore[no-redef]
+
+    _PURE = True
 
 __all__ = ["OdeSolveError", "ode_solve"]
 
@@ -159,35 +165,38 @@ class _Problem:
         the unit vector e_j for the args' part), so a stage is one call of one program."""
         n, n_p = self.n, self.n_params
         y = z[:n]
-        s_t = transpose(reshape(z[n:], (n, n_p)))  # [P, n]: one column of S per row
-        basis = eye(n_p, dtype=z.dtype, backend=z.backend)[:, n:]  # the args' unit vectors
+        s = reshape(z[n:], (n, n_p))  # one column of S per sensitivity
+        basis = eye(n_p, dtype=z.dtype, backend=z.backend)[n:, :]  # the args' unit vectors
 
         def column(sy: Tensor, sp: Tensor) -> Tensor:
             tangents, lo = [sy], 0
             for size, a in zip(self.arg_sizes, args):
                 tangents.append(reshape(sp[lo:lo + size], a.shape))
                 lo += size
-            return jvp(lambda yy, *aa: self._rhs_flat(t, yy, *aa), (y, *args), tuple(tangents))
+            return jvp(lambda yy, *aa: self._rhs_flat(t, yy, *aa), (y, *args),
+                       tuple(tangents))[1]
 
-        # f is the JVP's primal (fn traced once; the primal is not batched, so vmap repeats it)
-        f, ds = vmap(column)(s_t, basis)  # [P, n] each
-        return concat([f[0], reshape(transpose(ds), (n * n_p,))], axis=0)
+        # batched over S's columns in place (no transposes of S in and out), and f on its own:
+        # the JVP's primal is not batched, so vmap would broadcast it P times and take one row
+        ds = vmap(column, in_axes=(1, 1), out_axes=1)(s, basis)  # [n, P]
+        return concat([self._rhs_flat(t, y, *args), reshape(ds, (n * n_p,))], axis=0)
 
     def _program(self, staged: Any, raws: list[Any]) -> Callable[..., Any]:
-        ts = [tensor(r, dtype="float64", backend=self.backend) for r in raws]
-        raw_program = getattr(staged, "raw_program", None)  # NumPy's staged programs have one
+        ts = [_tensor(r, self.backend) for r in raws]
+        # NumPy's staged programs have one (the python backend's raw buffers are not host arrays)
+        raw_program = None if _PURE else getattr(staged, "raw_program", None)
         raw = raw_program(*ts) if raw_program is not None else None
         if raw is not None:
             return raw
         be = self.backend
 
         def slow(*host: Any) -> Any:  # not stageable or not NumPy: through tensors
-            out = staged(*[tensor(h, dtype="float64", backend=be) for h in host])
+            out = staged(*[_tensor(h, be) for h in host])
             leaves = out if isinstance(out, tuple) else (out,)
             flat: list[Any] = []
             for leaf in leaves:
                 flat.extend(leaf if isinstance(leaf, tuple) else (leaf,))
-            return tuple(_np.asarray(x.numpy(), dtype=_np.float64) for x in flat)
+            return tuple(_host(x) for x in flat)
 
         return slow
 
@@ -342,17 +351,22 @@ def _initial_step(p: _Problem, t: float, y: Any, f0: Any, args: list[Any], order
     if span <= 0:
         return 1.0
     scale = p.atol + p.rtol * _np.abs(y)
-    d0 = float(_np.sqrt(_np.mean((y / scale) ** 2))) if p.n else 0.0
-    d1 = float(_np.sqrt(_np.mean((f0 / scale) ** 2))) if p.n else 0.0
+    d0 = float(_np.sqrt(_np.mean(_sq(y / scale)))) if p.n else 0.0
+    d1 = float(_np.sqrt(_np.mean(_sq(f0 / scale)))) if p.n else 0.0
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
     h0 = min(h0, span)
     f1 = p.f(t + h0, y + h0 * f0, args)
-    d2 = float(_np.sqrt(_np.mean(((f1 - f0) / scale) ** 2))) / h0 if p.n else 0.0
+    d2 = float(_np.sqrt(_np.mean(_sq((f1 - f0) / scale)))) / h0 if p.n else 0.0
     if max(d1, d2) <= 1e-15:
         h1 = max(1e-6, h0 * 1e-3)
     else:
         h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
     return min(100 * h0, h1, span)
+
+
+def _sq(x: Any) -> Any:
+    """x * x (NumPy's x ** 2 is the same product; the python arrays have no ``**``)."""
+    return x * x
 
 
 def _combine(z: Any, h: float, coefs: Sequence[float], k: Any) -> Any:
@@ -499,7 +513,7 @@ def _run(problem: _Problem, raws: Sequence[Any], sens: bool) -> tuple[Any, Any]:
     host = [_np.array(r, dtype=_np.float64) for r in raws]
     try:
         return problem.solve(host[0], host[1:], sens)
-    except (OdeSolveError, FloatingPointError, _np.linalg.LinAlgError):
+    except (ArithmeticError, _np.linalg.LinAlgError):  # OdeSolveError among them
         if problem.on_failure == "raise":
             raise
         T = len(problem.times)
@@ -554,8 +568,8 @@ def _host_impl(kernel: Callable[..., Any]) -> Callable[..., Tensor]:
         k = be.kernels.get(kernel.__name__)
         if k is not None:
             return be.wrap(k(*[a._raw_unchecked() for a in args], problem=problem))
-        host = [a.numpy() for a in args]  # a backend without the kernel: through the host
-        return tensor(kernel(*host, problem=problem), dtype="float64", backend=be)
+        host = [_host(a) for a in args]  # a backend without the kernel (TF.js): the host's
+        return _tensor(kernel(*host, problem=problem), be)
 
     return impl
 
@@ -578,12 +592,11 @@ def _tf_constant(out: Any) -> Any:
 def _through_numpy(kernel: Callable[..., Any], backend: str,
                    back: Callable[[Any], Any]) -> Callable[..., Any]:
     """``backend``'s kernel: the integrators are host algorithms on NumPy arrays, so its buffers
-    cross to NumPy and the result goes back with ``back``; without NumPy (Pyodide's core) a
-    clear error."""
+    cross to NumPy and the result goes back with ``back``; without NumPy (Pyodide's core) the
+    python backend's buffers are python arrays, which the integrators take as they are."""
     def run(*raws: Any, problem: _Problem) -> Any:
-        if _np is None:
-            raise OdeSolveError("ode_solve needs NumPy, which this Python (Pyodide's core) "
-                                "does not have")
+        if _PURE:
+            return back(kernel(*raws, problem=problem))
         be = get_backend(backend)
         return back(kernel(*[be.to_numpy(r) for r in raws], problem=problem))
 
@@ -618,6 +631,20 @@ def _set_rules(n_args: int) -> None:
 _set_rules(16)  # at import: worker processes bind the primitive without calling ode_solve
 
 
+def _host(t: Tensor) -> Any:
+    """A tensor's values as a float64 array of the integrators' namespace."""
+    if _PURE:
+        return to_host(t, float)
+    return _np.asarray(t.numpy(), dtype=_np.float64)
+
+
+def _tensor(host: Any, backend: Any) -> Tensor:
+    """A float64 tensor on ``backend`` from a host array (or scalar) of that namespace."""
+    if _PURE:
+        return to_tensor(host, "float64", backend)
+    return tensor(host, dtype="float64", backend=backend)
+
+
 def _in_model(x: Any) -> bool:
     while isinstance(x, Tracer):
         if type(x._trace).__name__ == "GraphTrace":  # graph/ sits above this module
@@ -632,7 +659,7 @@ def _stand_in(x: Tensor) -> Any:
     inner = x
     while isinstance(inner, Tracer):
         inner = inner._primal
-    flat = _np.asarray(inner.numpy(), dtype=_np.float64).reshape(-1)
+    flat = _host(inner).reshape(-1)
     return flat[:math.prod(x.shape)].reshape(x.shape)
 
 
@@ -651,8 +678,6 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
     The error of each step is kept below ``atol + rtol * |y|`` (RMS
     over the components); ``max_steps`` bounds accepted plus rejected steps.
     """
-    if _np is None:  # pragma: no cover
-        raise TensorBridgeError("ode_solve: needs NumPy")
     if not callable(fn):
         raise TypeError(f"ode_solve: fn must be a function fn(t, y, *args), got {type(fn)}")
     key = str(method).lower()
@@ -670,7 +695,7 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
         if isinstance(times, Tracer):
             raise TypeError("ode_solve: times must be data (numbers), not a traced tensor: "
                             "gradients with respect to times are not supported")
-        times = times.numpy()
+        times = _host(times)
     tt = _np.asarray(times, dtype=_np.float64)
     if tt.ndim != 1 or tt.size == 0:
         raise ValueError(f"ode_solve: times must be a non-empty vector, got shape "
@@ -692,8 +717,9 @@ def ode_solve(fn: Callable[..., Any], y0: Any, times: Any, *args: Any, method: s
                             f"{y0.backend.name}")
         targs.append(a if a.dtype.name == "float64" else a.astype("float64"))
     # fn is staged on NumPy whatever the arrays' backend: the integrators run on NumPy arrays
-    # (each backend's kernel crosses to NumPy and back)
-    problem = _Problem(fn, tuple(y0.shape), [tuple(a.shape) for a in targs], get_backend("numpy"),
+    # (each backend's kernel crosses to NumPy and back); without NumPy on the python backend
+    problem = _Problem(fn, tuple(y0.shape), [tuple(a.shape) for a in targs],
+                       get_backend("python" if _PURE else "numpy"),
                        tuple(float(x) for x in tt), start, METHODS[key], float(rtol),
                        float(atol), max_steps,
                        "nan" if any(_in_model(x) for x in (y0, *targs)) else "raise")

@@ -11,10 +11,10 @@ An :class:`ndarray` is a flat row-major list of Python scalars, a shape and a dt
 
 So it implements NumPy's semantics for the subset those uses need, and nothing more: the
 operators ``+ - * / @``, comparisons, ``& | ~`` and their in-place forms (no ``// % **``);
-indexing by ints, slices, ``None``, boolean masks and integer arrays (reading only; arrays are
-filled by construction); ``asarray``/``array``/``from_flat``/``full``/``zeros``/``ones``/
-``zeros_like``/``stack``/``concatenate``/``reshape``/``broadcast_to``; the elementwise ``exp
-log sqrt abs floor round isfinite isnan where clip maximum minimum fmax logaddexp
+indexing by ints, slices, ``None``, boolean masks and integer arrays (``a[key] = v`` writes
+in place: ODE integrators fill their outputs); ``asarray``/``array``/``from_flat``/``full``/
+``zeros``/``ones``/``zeros_like``/``stack``/``concatenate``/``reshape``/``broadcast_to``; the
+elementwise ``exp log sqrt abs floor round isfinite isnan where clip maximum minimum fmax logaddexp
 nan_to_num``; the reductions ``sum mean var std min max all any argmin`` with ``axis``/
 ``keepdims``, and ``add.reduce``/``logical_and.reduce`` (NumPy's cheaper spellings of two);
 ``quantile`` (NumPy's linear method); ``errstate`` (a no-op context: nothing here warns);
@@ -314,6 +314,21 @@ class ndarray:  # noqa: N801 - NumPy's name
         if offsets is None:  # only full slices and new axes: same data, NumPy's view
             return _wrap(d, shape, self.dtype)
         return _wrap([d[o] for o in offsets], shape, self.dtype)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``a[key] = value`` in place (basic and integer-array keys; ``value`` broadcast to
+        the selection and cast to the array's dtype, unsafely as NumPy does): ode.py's
+        integrators fill their outputs row by row. Chained forms write a copy, as slicing here
+        copies (``a[0][1] = v``)."""
+        offsets, shape = _index(self, key)
+        vd, vs, vdt = _parts(value)
+        vals = _cast_list(_expand(vd, vs, shape), vdt, self.dtype)
+        d = self._data
+        if offsets is None:
+            d[:] = vals
+        else:
+            for o, v in zip(offsets, vals):
+                d[o] = v
 
     # -- operators -------------------------------------------------------------------------
     def __add__(self, o: Any) -> Any:

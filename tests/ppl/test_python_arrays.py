@@ -258,6 +258,31 @@ def test_indexing_forms():
         p[0, 0, 0, 0]
 
 
+def test_setitem_like_numpy():
+    rng = np.random.default_rng(9)
+    for key, value in [(1, rng.normal(size=(5, 3))), ((slice(None), slice(1, None)), 2.5),
+                       ((0, slice(None), 2), rng.normal(size=5)), (-1, rng.normal(size=3)),
+                       ((slice(None), 0), rng.normal(size=(4, 1))), (Ellipsis, 0.0),
+                       ([0, 2], rng.normal(size=(5, 3)))]:
+        x = rng.normal(size=(4, 5, 3))
+        p = _pure(x)
+        x[key] = value
+        p[key] = _pure(value)
+        check(p, x)
+    x, p = np.eye(3), pa.zeros((3, 3))
+    p[:, :] = pa.asarray(x.tolist())
+    block = rng.normal(size=(3, 2))
+    x[:, 1:] += block  # getitem (a copy here), add, setitem: the same values as NumPy's view
+    p[:, 1:] += _pure(block)
+    check(p, x)
+    ints, want = pa.zeros(3, dtype=int), np.zeros(3, dtype=np.int64)
+    ints[1], want[1] = 4, 4
+    ints[0], want[0] = -1.5, -1.5  # an unsafe cast, as NumPy's setitem does
+    assert ints.tolist() == want.tolist() and ints.dtype is pa.int64
+    with pytest.raises(ValueError):
+        p[0] = pa.zeros(2)
+
+
 def test_views_share_data_like_numpy():
     a = pa.zeros(4)
     col = a[:, None]
