@@ -274,9 +274,12 @@ def pool_worker(wid: int, blob: bytes, chain_ids: list[int], settings: dict[str,
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
-        def report(info: dict) -> None:
+        def send(info: dict) -> None:
             out.put(("progress", wid, info))
 
+        # a local pipe is cheap: every report_every iterations when something listens (exact
+        # callback_every, as in one process), else only the first report (it has started)
+        report = throttled(send, settings.get("listening", True), every_s=0.0)
         part, relay = run_task(blob, chain_ids, settings, report, stop.is_set)
         if relay:
             out.put(("warnings", wid, relay))

@@ -157,6 +157,22 @@ def test_progress_callback_from_workers() -> None:
     assert seen[0]["phase"] == "warmup" and seen[-1]["phase"] == "sampling"
 
 
+def test_pool_sends_one_progress_message_per_task_when_nothing_listens(monkeypatch) -> None:
+    from tensorbridge.runtime.ppl import executors
+
+    m, _ = _hier()
+    got = []
+    real = executors._Tracker.report
+    monkeypatch.setattr(executors._Tracker, "report",
+                        lambda self, t, info: (got.append(t), real(self, t, info))[1])
+    mcmc(m, n_samples=50, warmup=50, chains=2, seed=0, progress=False, n_cores=2)
+    assert sorted(got) == [0, 1]  # each task's first report (it has started), no more
+    got.clear()
+    mcmc(m, n_samples=50, warmup=50, chains=2, seed=0, progress=False, n_cores=2,
+         callback=lambda info: None, callback_every=10)
+    assert len(got) > 2
+
+
 def test_errors() -> None:
     m, (mu, tau, _) = _hier()
     with pytest.raises(ValueError, match="n_cores"):
