@@ -168,7 +168,7 @@ Part = tuple[dict, Any, dict, dict, bool]
 # the backend: a Dask worker running many tasks of one model prepares it once. An entry is taken
 # out while a task uses it (a model is not shared by two threads at once: a second concurrent
 # task of the same model prepares its own) and put back, most recent last, after.
-_PREPARED: OrderedDict[tuple[bytes, str], tuple[Any, Any, Any]] = OrderedDict()
+_PREPARED: OrderedDict[tuple[bytes, str], tuple[Any, Any, Any, Any]] = OrderedDict()
 _PREPARED_MAX = 8
 _PREPARED_LOCK = threading.Lock()
 _PREPARED_STATS = {"hits": 0, "misses": 0}
@@ -180,7 +180,18 @@ def prepared_cache_info() -> dict[str, int]:
         return {**_PREPARED_STATS, "size": len(_PREPARED)}
 
 
-def _prepare(blob: bytes, backend: str) -> tuple[Any, Any, Any]:
+def _prepare(blob: bytes, backend: str) -> tuple[Any, Any, Any, list[tuple[type, str]]]:
+    """The model, its initial values, its compiled density (or None) and the warnings that
+    preparing it gave, which a task that finds it in the cache issues again."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model, inits, density = _prepare_quietly(blob, backend)
+    for w in caught:  # the task's own catch records them for the parent
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, inits, density, [(w.category, str(w.message)) for w in caught]
+
+
+def _prepare_quietly(blob: bytes, backend: str) -> tuple[Any, Any, Any]:
     model, inits = loads_model(blob)
     density = None
     if backend == "compiled":
@@ -198,7 +209,7 @@ def _prepare(blob: bytes, backend: str) -> tuple[Any, Any, Any]:
 @contextlib.contextmanager
 def _prepared(blob: bytes, backend: str, cache: bool) -> Iterator[tuple[Any, Any, Any]]:
     if not cache:
-        yield _prepare(blob, backend)
+        yield _prepare(blob, backend)[:3]
         return
     key = (hashlib.blake2b(blob, digest_size=20).digest(), backend)
     with _PREPARED_LOCK:
@@ -206,7 +217,10 @@ def _prepared(blob: bytes, backend: str, cache: bool) -> Iterator[tuple[Any, Any
         _PREPARED_STATS["hits" if entry is not None else "misses"] += 1
     if entry is None:
         entry = _prepare(blob, backend)
-    yield entry  # a task that raised does not put its entry back
+    else:  # every run's caller hears what preparing its model said, not only the first's
+        for category, message in entry[3]:
+            warnings.warn(message, category, stacklevel=2)
+    yield entry[:3]  # a task that raised does not put its entry back
     with _PREPARED_LOCK:
         _PREPARED[key] = entry
         while len(_PREPARED) > _PREPARED_MAX:

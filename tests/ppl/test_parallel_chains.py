@@ -173,6 +173,32 @@ def test_pool_sends_one_progress_message_per_task_when_nothing_listens(monkeypat
     assert len(got) > 2
 
 
+def test_a_cached_model_repeats_the_warnings_its_preparation_gave(monkeypatch) -> None:
+    """A Dask worker keeps prepared models: the second run of a model on it must still relay
+    what preparing the model warned (the first task's caller heard it, the next one's too)."""
+    import warnings
+
+    from tensorbridge.runtime.ppl import parallel
+
+    m, _ = _hier()
+    blob = dumps_model(m)
+    real = parallel.loads_model
+
+    def loads_and_warns(b: bytes):
+        warnings.warn("preparing this model was slow", UserWarning, stacklevel=2)
+        return real(b)
+
+    monkeypatch.setattr(parallel, "loads_model", loads_and_warns)
+    settings = {"n_samples": 5, "warmup": 5, "sampler": nuts(), "seed": 0, "thin": 1,
+                "backend": "numpy", "report_every": 10}
+    before = parallel.prepared_cache_info()
+    relays = [parallel.run_task(blob, [0], settings, None, None, cache=True)[1]
+              for _ in range(2)]
+    assert parallel.prepared_cache_info()["hits"] == before["hits"] + 1  # the second: cached
+    for relay in relays:
+        assert (UserWarning, "preparing this model was slow") in relay
+
+
 def test_errors() -> None:
     m, (mu, tau, _) = _hier()
     with pytest.raises(ValueError, match="n_cores"):
