@@ -386,11 +386,13 @@ def _dopri_step(p: _Problem, t: float, h: float, z: Any, sens: bool, args: list[
     augmented system [y, S], i.e. the same stages linearised (S's exact derivative)."""
     rhs = p.aug if sens else p.f
     k = [rhs(t, z, args) if fsal is None else fsal[6]]
-    for i in range(1, 7):
+    for i in range(1, 6):
         k.append(rhs(t + _DP_C[i] * h, _combine(z, h, _DP_A[i], k), args))
+    z_new = _combine(z, h, _DP_B, k)  # the last stage's point (first same as last)
+    k.append(rhs(t + h, z_new, args))
     n = p.n
     err = _combine(_np.zeros(n), h, _DP_E, [kj[:n] for kj in k])
-    return _combine(z, h, _DP_B, k), err, k
+    return z_new, err, k
 
 
 # Dormand-Prince's continuous extension (Shampine's fourth-order interpolant, in Hairer, Norsett
