@@ -577,6 +577,21 @@ export interface ScanOptions {
   reverse?: boolean;
 }
 
+/** Options of tb.odeSolve (Python's tb.ode_solve). */
+export interface OdeSolveOptions {
+  /** The start time (default times[0]; then the first row of the result is y0). */
+  t0?: number | null;
+  /** "rk45" (Dormand-Prince 5(4), default; "dopri5"), or for stiff systems "rosenbrock"
+   * (linearly implicit Euler extrapolated to order 4; "bdf" and "stiff" are aliases) or "ros2". */
+  method?: "rk45" | "dopri5" | "rosenbrock" | "bdf" | "stiff" | "ros2";
+  /** Relative tolerance of each step's error (default 1e-6). */
+  rtol?: number;
+  /** Absolute tolerance of each step's error (default 1e-6). */
+  atol?: number;
+  /** Most steps (accepted and rejected) before an error (default 100000). */
+  maxSteps?: number;
+}
+
 export interface TensorBridge {
   readonly info: BridgeInfo;
   /** Layers and models, TF.js style. */
@@ -616,6 +631,16 @@ export interface TensorBridge {
    * order of xs (also with reverse). */
   scan(fn: (carry: any, x: any) => [any, any] | Promise<[any, any]>, init: any, xs?: any,
     options?: ScanOptions): Promise<[any, any]>;
+  /** Solve the initial value problem dy/dt = fn(t, y, ...args), y(t0) = y0 (Python's
+   * tb.ode_solve): resolves to y at each of times, shape [times.length, ...y0's shape]. fn is
+   * traced once with tb ops, like scan's step: t is a 0-d tensor, y has y0's shape, and fn
+   * returns dy/dt (a tensor, or an array of tensors and numbers). times: increasing and not
+   * before t0. Differentiable in y0 and args (tensors, numbers, a model's lazy arrays: then the
+   * result is one), inside grad and in a model's density; a parameter must go in as one of
+   * args, not as a value fn closes over. The options object comes last:
+   * odeSolve(fn, y0, times, theta, {method: "rosenbrock", rtol: 1e-8}). */
+  odeSolve(fn: (t: any, y: any, ...args: any[]) => any, y0: any,
+    times: number[] | Float64Array | Tensor, ...argsThenOptions: any[]): Promise<Tensor>;
   pyimport(module: string): Promise<PyProxy>;
   runPython(code: string): Promise<any>;
   /** The bridge's handle table (live handles by type) and the JS-side count. */

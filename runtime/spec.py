@@ -60,6 +60,7 @@ from .graph.model_compiler import calculate, variables_by_name
 from .graph.nodes import VARIABLES
 from .graph.simulate import simulate
 from .layers import Model
+from .ode import ode_solve
 from .ppl import distributions as _distributions
 from .ppl import extra_samples, hmc, mcmc, nuts, opt, rwmh, sbc, slice
 from .ppl import map as tb_map
@@ -153,6 +154,8 @@ def _options() -> dict[str, tuple[str, ...]]:
         "map": tuple(n for n, _ in signature_args(tb_map, skip=("fn", "datasets"))),
         "calculate": tuple(n for n, _ in signature_args(calculate, skip=("targets",))),
         "simulate": tuple(n for n, _ in signature_args(simulate, skip=("targets",))),
+        # issue 16: ODEs (y0, times and the right-hand side's arguments are positional)
+        "ode_solve": tuple(n for n, _ in signature_args(ode_solve, skip=("fn", "y0", "times"))),
         # greta's optimiser objects for opt(optimiser=)
         **{o: tuple(n for n, _ in signature_args(getattr(_optimisers, o)))
            for o in _optimisers.OPTIMISERS},

@@ -6,6 +6,7 @@
 import { makeLayers } from "./layers.js";
 import { makePpl } from "./ppl.js";
 import { makeScan } from "./scan.js";
+import { makeOdeSolve } from "./ode.js";
 import {
   Codec, Kwargs, TensorBridgeError, TYPED, isTypedArray, kHandle, kSym,
 } from "./wire.js";
@@ -241,6 +242,7 @@ export class TensorBridge {
     this.loadLayersModel = (source, options) => this.layers.loadModel(source, options);
     ({ ppl: this.ppl, mcmc: this.mcmc } = makePpl(this));  // ppl.js
     this.scan = makeScan(this, { Sym, Tape });  // scan.js
+    this.odeSolve = makeOdeSolve(this, { Sym, scan: this.scan });  // ode.js
   }
 
   // Event channels: Python sends progress to `listener(text)` without waiting for it (fit,

@@ -56,7 +56,7 @@ export function makeScan(tb, { Sym, Tape }) {
     return found;
   }
 
-  return async function scan(fn, init, xs = null, options = {}) {
+  async function scan(fn, init, xs = null, options = {}) {
     if (typeof fn !== "function") {
       throw new TypeError("scan: fn must be a function (carry, x) => [carry, y]");
     }
@@ -91,5 +91,8 @@ export function makeScan(tb, { Sym, Tape }) {
     };
     return [mapTree(init, (_, p) => leaf([0, ...p])),
       out[1] === null || out[1] === undefined ? null : mapTree(out[1], (_, p) => leaf([1, ...p]))];
-  };
+  }
+  // the same tracing for tb.odeSolve's right-hand side (ode.js)
+  scan.tracing = { ScanTape, plain, outerTape };
+  return scan;
 }

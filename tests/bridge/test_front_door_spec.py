@@ -92,7 +92,7 @@ JS_OPTION_INTERFACES = {"nuts": "McmcSamplerOptions", "hmc": "McmcSamplerOptions
                         "rwmh": "McmcSamplerOptions", "slice": "McmcSamplerOptions",
                         "extra_samples": "ExtraSamplesOptions",
                         "mcmc": "McmcOptions", "opt": "OptOptions", "fit": "ModelFitArgs",
-                        "simulate": "SimulateOptions",
+                        "simulate": "SimulateOptions", "ode_solve": "OdeSolveOptions",
                         # greta's optimiser objects (runtime/ppl/optimisers.py)
                         **dict.fromkeys(ppl_optimisers.OPTIMISERS, "OptimiserOptions")}
 JS_POSITIONAL = {"fit": {"x", "y"}, "calculate": {"values"}}  # fit(x, y, options)
