@@ -27,6 +27,9 @@ the computed (and interpolated) y for those steps. ``ode_solve`` is one primitiv
 and models record both as single steps. A solve whose sensitivities were asked for computes them
 with the state on the next solve (exact-input cache), so value-and-gradient costs one augmented
 solve.
+Under ``vmap`` (a sampler's chains) ``rk45`` integrates the members together: each keeps its
+own steps and error control, only the stages' derivatives are one staged call for all, so
+each member's numbers are those of its own solve.
 
 Failures (``max_steps`` exceeded, a step size below the time resolution, a non-finite
 derivative) raise :class:`OdeSolveError`; inside a model (lazy-array arguments) the result is
@@ -42,7 +45,7 @@ from typing import Any
 
 from . import compile as _compilers  # noqa: F401 - registers tb.function's compilers
 from .autodiff.api import jvp
-from .autodiff.batching import vmap
+from .autodiff.batching import _loop, batch_rule, vmap
 from .autodiff.core import Primitive, Tracer, bind
 from .backends import get_backend
 from .backends.python_backend import as_raw
@@ -118,10 +121,11 @@ class _Problem:
         self._f: Any = None
         self._jac: Any = None
         self._aug: Any = None
+        self._aug_b: dict[int, Any] = {}  # batch size -> the batched [y, S] derivative
         self._local = threading.local()
 
     def __getstate__(self) -> dict[str, Any]:  # mcmc(n_cores=...) sends models to workers
-        skip = ("_f", "_jac", "_aug", "_local")
+        skip = ("_f", "_jac", "_aug", "_aug_b", "_local")
         state = {k: v for k, v in self.__dict__.items() if k not in skip}
         state["backend"] = self.backend.name
         return state
@@ -130,6 +134,7 @@ class _Problem:
         self.__dict__.update(state)
         self.backend = get_backend(state["backend"])
         self._f = self._jac = self._aug = None
+        self._aug_b = {}
         self._local = threading.local()
 
     def __repr__(self) -> str:
@@ -315,6 +320,102 @@ class _Problem:
         self.steps, self.rejected = steps, rejected
         return ys, ss
 
+    def aug_batch(self, t: Any, z: Any, args: list[Any]) -> Any:
+        """:meth:`aug` of B states at once (t [B], z [B, m], each arg [B, ...]): one staged call
+        instead of B, whose cost is mostly per call for small systems."""
+        prog = self._aug_b.get(z.shape[0])
+        if prog is None:
+            prog = self._aug_b[z.shape[0]] = self._program(
+                self.backend.compile(vmap(self._rhs_aug)), [t, z, *args])
+        return prog(t, z, *args)[0]
+
+    def solve_batch(self, y0s: Any, args: list[Any], sens: bool) -> list[Any]:
+        """rk45's :meth:`_solve_dense` for B initial values and arguments (y0s [B, n], each arg
+        [B, ...]) at once: each member keeps its own steps, step sizes and rejections (the same
+        arithmetic as its own solve, row by row), and only the stages' derivatives are
+        evaluated together. Per member (ys, ss) or the OdeSolveError that stopped it."""
+        B, n, n_p = y0s.shape[0], self.n, self.n_params
+        times, T = self.times, len(self.times)
+        tend = float(times[-1])
+        ys = _np.empty((B, T, n))
+        ss = _np.empty((B, T, n, n_p)) if sens else None
+        z = _np.empty((B, n + n * n_p if sens else n))
+        z[:, :n] = y0s
+        if sens:
+            s0 = _np.zeros((n, n_p))
+            s0[:, :n] = _np.eye(n)
+            z[:, n:] = s0.reshape(-1)
+        rhs = self.aug_batch if sens else self._f_batch
+        member = [[arg[b] for arg in args] for b in range(B)]
+        t = [self.t0] * B
+        h = [_initial_step(self, self.t0, y0s[b], self.f(self.t0, y0s[b], member[b]),
+                           member[b], 4, tend - self.t0) for b in range(B)]
+        i, steps, rejected = [0] * B, [0] * B, [0] * B
+        out: list[Any] = [None] * B
+        for b in range(B):  # the times at t0 itself
+            while i[b] < T and times[i[b]] <= t[b]:
+                self._record(ys[b], ss[b] if sens else None, i[b], z[b], sens)
+                i[b] += 1
+        k_now = None  # each member's derivative at its (t, z): first same as last
+        while True:
+            hs, last = [0.0] * B, [False] * B
+            for b in range(B):
+                if out[b] is not None or i[b] >= T:
+                    continue  # finished or failed: its row rides along with h = 0
+                last[b] = h[b] >= tend - t[b]
+                hs[b] = tend - t[b] if last[b] else h[b]
+                try:
+                    self._check_step(steps[b] + rejected[b], t[b], float(times[i[b]]), hs[b])
+                except OdeSolveError as err:
+                    out[b], hs[b] = err, 0.0
+            if not any(hs):
+                break
+            tv, hv = _np.array(t), _np.array(hs)
+            k = _np.empty((7, *z.shape))
+            k[0] = rhs(tv, z, args) if k_now is None else k_now
+            for j in range(1, 6):
+                k[j] = rhs(tv + _DP_C[j] * hv, _combine_rows(z, hv, _DP_A[j], k), args)
+            z_new = _combine_rows(z, hv, _DP_B, k[:6])
+            k[6] = rhs(tv + hv, z_new, args)
+            err = _combine_rows(_np.zeros((B, n)), hv, _DP_E, k[:, :, :n])
+            if k_now is None:
+                k_now = k[0].copy()
+            for b in range(B):
+                if not hs[b]:
+                    continue
+                try:
+                    e = self._error_norm(z[b], z_new[b], err[b], t[b], hs[b])
+                except OdeSolveError as error:
+                    out[b] = error
+                    continue
+                if not math.isfinite(e):
+                    h[b] = hs[b] * 0.2
+                    rejected[b] += 1
+                    continue
+                if e > 1.0:
+                    rejected[b] += 1
+                    h[b] = hs[b] * max(0.2, 0.9 * e ** -0.2)
+                    continue
+                t_new = tend if last[b] else t[b] + hs[b]
+                kb = k[:, b]
+                while i[b] < T and times[i[b]] <= t_new:
+                    zi = z_new[b] if times[i[b]] == t_new else _dopri_dense(
+                        z[b], z_new[b], kb, hs[b], (times[i[b]] - t[b]) / hs[b])
+                    self._record(ys[b], ss[b] if sens else None, i[b], zi, sens)
+                    i[b] += 1
+                t[b] = t_new
+                z[b] = z_new[b]
+                k_now[b] = kb[6]
+                steps[b] += 1
+                h[b] = hs[b] * (5.0 if e == 0 else min(5.0, max(0.2, 0.9 * e ** -0.2)))
+        self.steps, self.rejected = steps[-1], rejected[-1]
+        return [out[b] if out[b] is not None else (ys[b], ss[b] if sens else None)
+                for b in range(B)]
+
+    def _f_batch(self, t: Any, z: Any, args: list[Any]) -> Any:
+        return _np.stack([self.f(float(t[b]), z[b], [a[b] for a in args])
+                          for b in range(z.shape[0])])
+
     def _check_step(self, taken: int, t: float, tout: float, hs: float) -> None:
         """Raises when the solve must stop: ``max_steps`` steps tried (accepted or not) before
         ``tout``, or a step ``hs`` too small to move ``t`` in floating point."""
@@ -376,6 +477,18 @@ def _combine(z: Any, h: float, coefs: Sequence[float], k: Any) -> Any:
     for c, kj in zip(coefs, k):
         if c:
             term = (h * c) * kj
+            acc = term if acc is None else acc + term
+    return z if acc is None else z + acc
+
+
+def _combine_rows(z: Any, h: Any, coefs: Sequence[float], k: Any) -> Any:
+    """:func:`_combine` for B rows at once, h [B] one step size per row: each row's numbers are
+    those of :func:`_combine` on that row alone (the same products and sums, in the same
+    order)."""
+    acc = None
+    for c, kj in zip(coefs, k):
+        if c:
+            term = (h * c)[:, None] * kj
             acc = term if acc is None else acc + term
     return z if acc is None else z + acc
 
@@ -631,6 +744,77 @@ def _set_rules(n_args: int) -> None:
 
 
 _set_rules(16)  # at import: worker processes bind the primitive without calling ode_solve
+
+
+def _solve_batch_kernel(*raws: Any, problem: _Problem, batched: tuple[bool, ...]) -> Any:
+    """``ode_solve`` of a batch (vmap: a sampler's chains), y [B, T, *y0.shape]: rk45's members
+    integrated together (:meth:`_Problem.solve_batch`), each as by its own solve; sensitivities
+    computed ahead are kept per member, as :func:`_solve_kernel` keeps them."""
+    size = next(r.shape[0] for r, bt in zip(raws, batched) if bt)
+    host = [_np.array(r, dtype=_np.float64) for r in raws]
+    examples = [[x[b] if bt else x for x, bt in zip(host, batched)] for b in range(size)]
+    local = problem._local
+    want = getattr(local, "want", False)
+    try:
+        y0s = _np.stack([ex[0].reshape(problem.n) for ex in examples])
+        args = [_np.stack([ex[j] for ex in examples]) for j in range(1, len(host))]
+        results = problem.solve_batch(y0s, args, want)
+    except (ArithmeticError, _np.linalg.LinAlgError):  # e.g. overflow under errstate "raise"
+        results = [_run(problem, ex, want) for ex in examples]
+    T = len(problem.times)
+    ys = _np.empty((size, T, problem.n))
+    cap = max(_PENDING, 2 * size)
+    for b, res in enumerate(results):
+        if isinstance(res, OdeSolveError):
+            if problem.on_failure == "raise":
+                raise res
+            res = (_np.full((T, problem.n), _np.nan),
+                   _np.full((T, problem.n, problem.n_params), _np.nan) if want else None)
+        ys[b] = res[0]
+        if want:
+            pending = local.pending
+            pending.append((examples[b], res[1]))
+            local.unread += 1
+            if local.unread > cap:
+                pending.clear()
+                local.want = False
+            elif len(pending) > cap:
+                del pending[0]
+    return ys.reshape((size, T, *problem.y_shape))
+
+
+def _solve_batch_impl(*args: Tensor, problem: _Problem, batched: tuple[bool, ...]) -> Tensor:
+    be = args[0].backend
+    return be.wrap(_solve_batch_kernel(*[a._raw_unchecked() for a in args], problem=problem,
+                                       batched=batched))
+
+
+_solve_batch_prim = Primitive("ode_solve_batch", _solve_batch_impl, kernel="ode_solve_batch",
+                              kind="nary")
+_solve_batch_kernel.__name__ = "ode_solve_batch"
+register_kernel("numpy", "ode_solve_batch", _solve_batch_kernel)
+
+
+def _plain(x: Any) -> bool:
+    """A NumPy tensor with a value or one being staged (not under grad or jvp, which the
+    batched primitive has no rules for)."""
+    if getattr(getattr(x, "backend", None), "name", None) != "numpy":
+        return False
+    return not isinstance(x, Tracer) or type(x._trace).__name__ == "StagingTrace"
+
+
+@batch_rule("ode_solve")
+def _batch_solve(values: list[Any], batched: list[bool], size: int, *, prim: Primitive,
+                 problem: _Problem) -> Any:
+    """vmap of ``ode_solve``: rk45 integrates the batch together. Elsewhere (the stiff
+    methods, grad or jvp inside the vmap, other backends), and where fn would be staged again
+    for this batch size off the main thread (a host callback must not be called from a
+    sampler's threads), one solve per member."""
+    if (_PURE or problem.method != "rk45" or size < 2 or not all(map(_plain, values))
+            or (size not in problem._aug_b
+                and threading.current_thread() is not threading.main_thread())):
+        return _loop(prim, values, batched, size, {"problem": problem})
+    return bind(_solve_batch_prim, values, {"problem": problem, "batched": tuple(batched)})
 
 
 def _host(t: Tensor) -> Any:

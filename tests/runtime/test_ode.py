@@ -321,3 +321,67 @@ def test_value_and_gradient_cost_one_augmented_solve_whatever_the_number_of_argu
     fd = [(float(loss(f64(np.array(x) + eps * e)).numpy())
            - float(loss(f64(np.array(x) - eps * e)).numpy())) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(g.numpy(), fd, rtol=1e-4)
+
+
+def test_vmap_integrates_rk45_members_together_each_as_its_own_solve():
+    """Under vmap (a sampler's chains) rk45's members are one batched integration (one staged
+    call per stage for all of them), each with its own steps: values and gradients equal each
+    member's own solve exactly, members needing different numbers of steps included."""
+    from tensorbridge.runtime import ode
+
+    ts = np.array([2.0, 7.0, 15.0])
+
+    def loss(q):
+        return tb.sum(tb.ode_solve(lotka_volterra, q[:2], ts, q[2:], t0=0.0, rtol=1e-5,
+                                   atol=1e-3) ** 2)
+
+    q = np.concatenate([Z0, TH])[None, :] * np.array([[0.6], [1.0], [1.5], [2.5]])
+    batched = tb.function(tb.vmap(tb.value_and_grad(loss)))
+    sizes = []
+    real = ode._Problem.solve_batch
+
+    def spy(self, y0s, args, sens):
+        sizes.append(len(y0s))
+        return real(self, y0s, args, sens)
+
+    ode._Problem.solve_batch = spy
+    try:
+        results = [batched(f64(q)) for _ in range(3)]  # the 2nd on carries sensitivities
+    finally:
+        ode._Problem.solve_batch = real
+    assert sizes == [4, 4, 4]
+    single = tb.function(tb.value_and_grad(loss))
+    expected = [single(f64(x)) for x in q]
+    for v, g in results:
+        np.testing.assert_array_equal(v.numpy(), [e[0].numpy() for e in expected])
+        np.testing.assert_array_equal(g.numpy(), np.stack([e[1].numpy() for e in expected]))
+
+
+def test_vmap_member_that_fails_is_nan_in_a_model_and_the_others_are_not():
+    from tensorbridge.runtime import ode
+
+    k = tb.normal(1.0, 0.5, truncation=(0.0, math.inf))
+    y = tb.ode_solve(decay, [1.0], [0.0, 5.0], k, max_steps=40)
+    tb.distribution(tb.as_data([[1.0], [0.1]]), tb.normal(y, 0.1))
+    m = tb.model(k)
+    free = np.log(np.array([[0.5], [60.0], [1.0]]))  # k = 60 needs more than 40 steps
+    outcomes = []
+    real = ode._Problem.solve_batch
+
+    def spy(self, y0s, args, sens):
+        out = real(self, y0s, args, sens)
+        outcomes.append([isinstance(r, ode.OdeSolveError) for r in out])
+        return out
+
+    ode._Problem.solve_batch = spy
+    try:
+        lp, g = m.log_density_and_grad(free)
+        lp, g = m.log_density_and_grad(free)  # with sensitivities
+    finally:
+        ode._Problem.solve_batch = real
+    assert outcomes == [[False, True, False]] * 2
+    lp, g = lp.numpy(), g.numpy()
+    assert math.isnan(lp[1])
+    for i in (0, 2):
+        lp1, g1 = m.log_density_and_grad(free[i])
+        np.testing.assert_array_equal([lp[i], *g[i]], [float(lp1.numpy()), *g1.numpy()])
