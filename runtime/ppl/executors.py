@@ -65,7 +65,7 @@ import time
 import traceback
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -380,16 +380,11 @@ class DaskCluster:
                         item = inbox.get_nowait()
                     except queue.Empty:
                         break
-                for t, f in enumerate(futures):
-                    if t in results or f.status in ("pending", "lost"):  # lost: re-run
-                        continue
+                for t, f in _ended(futures, results):
                     if f.status == "cancelled":
                         if not stopped:  # not ours: the client lost the scheduler
                             returned = {k: v for k, v in results.items() if v is not None}
-                            raise _TasksLostError(returned, f"the connection to the Dask "
-                                                  f"scheduler at {client.scheduler.address} was "
-                                                  f"lost (or the run's tasks were cancelled by "
-                                                  f"someone else)")
+                            raise _TasksLostError(returned, _lost(client, "the run's tasks"))
                         results[t] = None
                         continue
                     try:
@@ -445,13 +440,9 @@ class DaskCluster:
                     done.get(timeout=_WAIT_S)
                 except queue.Empty:
                     pass
-                for i, f in enumerate(futures):
-                    if i in out or f.status in ("pending", "lost"):  # lost: re-run
-                        continue
+                for i, f in _ended(futures, out):
                     if f.status == "cancelled":
-                        raise _TasksLostError({}, f"the connection to the Dask scheduler at "
-                                              f"{client.scheduler.address} was lost (or the "
-                                              f"tasks were cancelled by someone else)")
+                        raise _TasksLostError({}, _lost(client, "the tasks"))
                     if f.status == "error":
                         raise _ItemFailedError(i, f.exception(), "".join(
                             traceback.format_tb(f.traceback())))
@@ -476,6 +467,19 @@ class DaskCluster:
                   and t not in tracker.started]
         if queued:
             client.cancel(queued)
+
+
+def _ended(futures: list[Any], collected: dict[int, Any]) -> Iterator[tuple[int, Any]]:
+    """The futures not yet collected that have ended (done, failed or cancelled); a lost one
+    (its worker died) is re-run by the scheduler, so it counts as running."""
+    for t, f in enumerate(futures):
+        if t not in collected and f.status not in ("pending", "lost"):
+            yield t, f
+
+
+def _lost(client: Any, what: str) -> str:
+    return (f"the connection to the Dask scheduler at {client.scheduler.address} was lost (or "
+            f"{what} were cancelled by someone else)")
 
 
 def _dask_task(blob: bytes, chain_ids: list[int], settings: dict[str, Any], name: str,
