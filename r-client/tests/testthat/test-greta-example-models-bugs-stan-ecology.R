@@ -102,8 +102,13 @@ test_that("Air matches the BUGS examples' published posterior", {
   bugs_sd <- c(2.42, 0.09807, 8.403, 7.462, 8.798)
   bugs_mcse <- c(0.04654, 0.001963, 0.1405, 0.0841, 0.1259)
   expect_mean_near(s, rows, bugs_mean, bugs_mcse, label = "Air")
-  # medians: the theta posterior is heavy-tailed, so its median is the sharper check
-  expect_lt(max(abs(s[rows, "q50"] - bugs_median) / bugs_sd), 0.1)
+  # medians: the theta posterior is heavy-tailed, so its median is the sharper check. A
+  # median's Monte Carlo se is about sqrt(pi / 2) sd / sqrt(ESS) (the normal approximation,
+  # which overstates it for theta's tails), BUGS's from its mean's MC_error the same way: a
+  # fixed 0.1 sd was 1.4 se at this run's ESS (about 300), which another machine's draws can
+  # miss by chance
+  med_mcse <- sqrt(pi / 2) * sqrt(s[rows, "sd"]^2 / s[rows, "ess_bulk"] + bugs_mcse^2)
+  expect_lt(max(abs(s[rows, "q50"] - bugs_median) / med_mcse), 4.5)
   # The X posteriors are near normal: their sds agree. theta's sd is not well defined by any
   # run: X_j can line up theta1 + theta2 X_j with each group's logit, so a thin ridge
   # theta1 ~ -27.6 theta2 runs out to the normal(0, 32) prior's scale. Importance sampling of
