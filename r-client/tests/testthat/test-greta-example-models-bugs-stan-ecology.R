@@ -35,6 +35,21 @@ expect_mean_near <- function(s, rows, ref, ref_mcse = 0, k = 4.5, label = "") {
                                                     collapse = "; ")))
 }
 
+# |sd - ref_sd| within k combined Monte Carlo standard errors: ours from posterior::mcse_sd
+# (autocorrelation and the marginal's kurtosis included), the reference's as given. A fixed band
+# on sd / ref - 1 was 3.3-5 such se at these runs' ESS, a margin another machine's draws (other
+# rounding, other chains) can miss by chance; k = 4.5 se is as tight as that allows and still
+# catches a wrong scale (a misspecified likelihood or prior, a sampler under-dispersing).
+expect_sd_near <- function(draws, rows, ref_sd, ref_sd_mcse = 0, k = 4.5, label = "") {
+  a <- posterior::as_draws_array(draws)
+  col <- function(v) matrix(a[, , v], ncol = dim(a)[2])
+  ours <- vapply(rows, function(v) stats::sd(as.vector(col(v))), numeric(1))
+  mcse <- vapply(rows, function(v) posterior::mcse_sd(col(v)), numeric(1))
+  z <- abs(ours - ref_sd) / sqrt(mcse^2 + ref_sd_mcse^2)
+  expect_true(all(z < k), info = paste(label, "sd", paste(sprintf(
+    "%s: %.4g vs %.4g (z = %.2f)", rows, ours, ref_sd, z), collapse = "; ")))
+}
+
 # Self-normalised importance sampling of an unnormalised log posterior from a multivariate t
 # (5 df) around its mode (found by optim) with the inverse Hessian, inflated, as scale.
 # log_post_rows, if given, evaluates log_post at every row of a matrix at once.
@@ -53,7 +68,10 @@ is_reference <- function(log_post, init, n = 20000, seed = 1, log_post_rows = NU
   mean <- colSums(w * x)
   sd <- sqrt(colSums(w * base::sweep(x, 2, mean)^2))
   ess <- 1 / sum(w^2)
-  list(mean = mean, sd = sd, mcse = sd / sqrt(ess), ess = ess, x = x, w = w)
+  # the sd's se by the delta method: var(sd^2) ~ sum w^2 ((x - mean)^2 - sd^2)^2
+  dev2 <- base::sweep(base::sweep(x, 2, mean)^2, 2, sd^2)
+  sd_mcse <- sqrt(colSums(w^2 * dev2^2)) / (2 * sd)
+  list(mean = mean, sd = sd, mcse = sd / sqrt(ess), sd_mcse = sd_mcse, ess = ess, x = x, w = w)
 }
 
 # Elliptical slice sampling (Murray, Adams & MacKay 2010) of w ~ N(0, diag(prior_sd^2)) times
@@ -116,7 +134,8 @@ test_that("Air matches the BUGS examples' published posterior", {
   # -1.03, sd 2.88 and P(theta1 < -14) = 0.005; NUTS reaches the ridge rarely (sd 1.4-2.7
   # over seeds, P(theta1 < -14) = 0.001 at target_accept 0.8, more at 0.99), as BUGS (2.42).
   # Means and medians are robust to it; the sds of theta are checked within a factor of 2.
-  expect_lt(max(abs(s[rows[3:5], "sd"] / bugs_sd[3:5] - 1)), 0.1)
+  # (BUGS's sd's se: sd / sqrt(2 ESS) with its ESS = (sd / MC_error)^2, near normal)
+  expect_sd_near(f$draws, rows[3:5], bugs_sd[3:5], bugs_mcse[3:5] / sqrt(2), label = "Air")
   expect_lt(max(abs(log(s[rows[1:2], "sd"] / bugs_sd[1:2]))), log(2))
 })
 
@@ -136,7 +155,8 @@ test_that("Beetles (logit) matches the BUGS examples and glm()", {
   # the published means are rounded to 4 significant digits: half a unit of the last digit
   rounding <- c(0.005, 0.05, 0.0005, 0.0005, 0.005, 0.05, 0.005, 0.005, 0.005, 0.005)
   expect_mean_near(s, rows, bugs_mean, bugs_mcse + rounding, label = "Beetles")
-  expect_lt(max(abs(s[rows, "sd"] / bugs_sd - 1)), 0.12)
+  # (BUGS's sd's se as for Air; its sds are rounded to 4 digits: at most 0.0005)
+  expect_sd_near(f$draws, rows, bugs_sd, bugs_mcse / sqrt(2) + 0.0005, label = "Beetles")
   # glm(): with 481 beetles the posterior is near normal around the MLE
   e <- f$env
   g <- glm(cbind(r, n - r) ~ I(x - mean(x)), family = stats::binomial, data = list(
@@ -213,16 +233,25 @@ eight_schools_reference <- function(y, sigma_y) {
 
 test_that("Eight schools matches exact quadrature of its own parametrisation", {
   skip_if_no_python()
+  # sigma_eta scales eta (a centred funnel): at the default target_accept = 0.8 and 4 x 1000
+  # draws, 4 of 9 seeds tried here missed the convergence check (bulk ESS of sigma_eta 29-173,
+  # R-hat up to 1.11, theta's up to 1.08, up to 24 divergences), so another machine's chains
+  # could too. target_accept = 0.99 (the usual remedy, as for partial pooling below) and 2000
+  # draws: over 8 seeds theta's R-hat <= 1.003, sigma_eta's ESS 298-469 (it and xi are
+  # identified only through tau = |xi| sigma_eta, a ridge that mixes slowly), R-hat <= 1.017.
   f <- fit_example("Eight schools", c("mu_theta", "xi", "sigma_eta", "theta"),
-                   n_samples = 1000, warmup = 1000)
+                   n_samples = 2000, warmup = 1000, sampler = nuts(target_accept = 0.99))
   s <- f$summary
-  expect_converged(s)
+  # a stuck or wrong sampler gives an ESS of tens; 150 is half the lowest seen at these settings
+  expect_converged(s, ess = 150)
   div <- attr(f$draws, "sampler_diagnostics")$divergences
-  expect_lt(div, 0.01 * 4000)   # sigma_eta scales eta (a centred funnel): a few divergences
+  expect_lt(div, 0.01 * 8000)   # 0-9 over 8 seeds; a wrong gradient diverges in most transitions
   ref <- eight_schools_reference(f$env$y, f$env$sigma_y)
   rows <- c("mu_theta", sprintf("theta[%d,1]", 1:8))
   expect_mean_near(s, rows, c(ref$mu_mean, ref$theta_mean), label = "Eight schools")
-  expect_lt(max(abs(s[rows, "sd"] / c(ref$mu_sd, ref$theta_sd) - 1)), 0.1)
+  # sds within 4.5 Monte Carlo se (quadrature is exact); a fixed 0.1 was 4 naive se at theta's
+  # lowest ESS seen (778), less for theta's heavy tails
+  expect_sd_near(f$draws, rows, c(ref$mu_sd, ref$theta_sd), label = "Eight schools")
   p <- mean(as.matrix(f$draws)[, "sigma_eta"] < 1)
   ess <- s["sigma_eta", "ess_bulk"]
   expect_lt(abs(p - ref$p_sigma_eta_below_1), 4.5 * sqrt(p * (1 - p) / ess))
@@ -242,7 +271,7 @@ test_that("Logistic regression matches importance sampling of its exact posterio
   expect_gt(ref$ess, 5000)
   rows <- c("alpha", sprintf("beta[%d,1]", 1:3))
   expect_mean_near(s, rows, ref$mean, ref$mcse, label = "logistic")
-  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.1)
+  expect_sd_near(f$draws, rows, ref$sd, ref$sd_mcse, label = "logistic")
 })
 
 test_that("Poisson regression matches importance sampling of its exact posterior", {
@@ -258,7 +287,7 @@ test_that("Poisson regression matches importance sampling of its exact posterior
   expect_gt(ref$ess, 5000)
   rows <- c("alpha", sprintf("beta[%d,1]", 1:3))
   expect_mean_near(s, rows, ref$mean, ref$mcse, label = "Poisson")
-  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.1)
+  expect_sd_near(f$draws, rows, ref$sd, ref$sd_mcse, label = "Poisson")
   # near normal: also within a third of a standard error of glm()'s MLE
   expect_lt(max(abs(s[rows, "mean"] - coef(g)) / sqrt(diag(vcov(g)))), 1 / 3)
 })
@@ -295,7 +324,7 @@ test_that("Logistic regression with error term matches quadrature + importance s
   expect_gt(ref$ess, 1000)
   rows <- c("alpha", sprintf("beta[%d,1]", 1:3))
   expect_mean_near(s, rows, ref$mean, ref$mcse, label = "logistic + error")
-  expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.15)
+  expect_sd_near(f$draws, rows, ref$sd, ref$sd_mcse, label = "logistic + error")
   # the site-level linear predictor (heavy-tailed where all 5 or no visits saw the species)
   lp <- tb_summary(calculate(linear_predictor = e$linear_predictor, values = f$draws))
   terms <- site_terms(ref$x)
@@ -318,7 +347,7 @@ test_that("Multiple species (independent) match importance sampling species by s
     ref <- is_reference(log_post, rep(0, 4), seed = k)
     rows <- c(sprintf("alpha[%d,1]", k), sprintf("beta[%d,%d]", 1:3, k))
     expect_mean_near(s, rows, ref$mean, ref$mcse, label = paste("species", k))
-    expect_lt(max(abs(s[rows, "sd"] / ref$sd - 1)), 0.12)
+    expect_sd_near(f$draws, rows, ref$sd, ref$sd_mcse, label = paste("species", k))
   }
 })
 
