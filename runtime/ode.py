@@ -709,11 +709,11 @@ def _through_numpy(kernel: Callable[..., Any], backend: str,
     """``backend``'s kernel: the integrators are host algorithms on NumPy arrays, so its buffers
     cross to NumPy and the result goes back with ``back``; without NumPy (Pyodide's core) the
     python backend's buffers are python arrays, which the integrators take as they are."""
-    def run(*raws: Any, problem: _Problem) -> Any:
+    def run(*raws: Any, problem: _Problem, **params: Any) -> Any:
         if _PURE:
-            return back(kernel(*raws, problem=problem))
+            return back(kernel(*raws, problem=problem, **params))
         be = get_backend(backend)
-        return back(kernel(*[be.to_numpy(r) for r in raws], problem=problem))
+        return back(kernel(*[be.to_numpy(r) for r in raws], problem=problem, **params))
 
     run.__name__ = kernel.__name__
     return run
@@ -793,6 +793,8 @@ _solve_batch_prim = Primitive("ode_solve_batch", _solve_batch_impl, kernel="ode_
                               kind="nary")
 _solve_batch_kernel.__name__ = "ode_solve_batch"
 register_kernel("numpy", "ode_solve_batch", _solve_batch_kernel)
+for _name, _back in (("python", as_raw), ("tensorflow", _tf_constant)):  # every backend's table
+    register_kernel(_name, "ode_solve_batch", _through_numpy(_solve_batch_kernel, _name, _back))
 
 
 def _plain(x: Any) -> bool:

@@ -406,6 +406,9 @@ def _cases() -> list[tuple[str, str, tuple[Any, ...], dict[str, Any], Any]]:
     problem, y0, k = _ode_problem()
     add("ode_solve", "decay", (y0, k), {"problem": problem}, "close")
     add("ode_sensitivities", "decay", (y0, k), {"problem": problem}, "close")
+    k3 = np.array([[0.7], [0.2], [1.5]])  # a batch of 3 rates (vmap: chains), one y0
+    add("ode_solve_batch", "decay-3", (y0, k3), {"problem": problem, "batched": (False, True)},
+        "close")
     return cs
 
 
