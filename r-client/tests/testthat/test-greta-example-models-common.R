@@ -178,13 +178,23 @@ draw_stats <- function(draws, cols, transform = identity) {
   out
 }
 
-# Converged (R-hat < max_rhat, bulk ESS > min_ess), and mean (and sd) within z combined Monte Carlo
-# standard errors of the reference's (ref_mcse: the reference's own error, 0 for quadrature).
-expect_posterior <- function(st, ref_mean, ref_sd = NULL, ref_mcse = 0, z = 4, min_ess = 400,
+# Converged (R-hat below its bound, bulk ESS > min_ess), and mean (and sd) within z combined Monte
+# Carlo standard errors of the reference's (ref_mcse: the reference's own error, 0 for quadrature).
+# R-hat of converged chains is itself noisy, by about 1 / ESS: for 4 AR(1) chains of 1000
+# (posterior::rhat, 3000 runs) (R-hat - 1) * ESS had 99% point 9, 99.9% point 11.5, maximum 13,
+# so a fixed 1.01 was the 99% point at ESS 1000 (a hundred checks here miss it by chance; this
+# run had 1.0075 at ESS 1871). The bound is max_rhat or 1 + 25 / ESS, at most 1.05: chains that
+# disagree (stuck, or in different modes) give R-hat 1.1 and more with an ESS below min_ess.
+# z = 4.5: the file makes about 190 mean and sd checks; at z = 4 one of them would miss by chance
+# in about 1% of runs (190 x 6.3e-5), at 4.5 in 0.13%; the "could fail" notes below are 7-50 se
+# off (factor analysis 4-11).
+expect_posterior <- function(st, ref_mean, ref_sd = NULL, ref_mcse = 0, z = 4.5, min_ess = 400,
                              max_rhat = 1.01, label = "") {
   for (i in seq_len(nrow(st))) {
     name <- paste(label, rownames(st)[i])
-    expect(st[i, "rhat"] < max_rhat, sprintf("%s: R-hat %.4f", name, st[i, "rhat"]))
+    rhat_bound <- min(1.05, max(max_rhat, 1 + 25 / st[i, "ess"]))
+    expect(st[i, "rhat"] < rhat_bound, sprintf("%s: R-hat %.4f (bound %.4f at bulk ESS %.0f)",
+                                               name, st[i, "rhat"], rhat_bound, st[i, "ess"]))
     expect(st[i, "ess"] > min_ess, sprintf("%s: bulk ESS %.0f", name, st[i, "ess"]))
     se <- sqrt(st[i, "mcse_mean"]^2 + rep_len(ref_mcse, nrow(st))[i]^2)
     dev <- abs(st[i, "mean"] - ref_mean[i]) / se
