@@ -649,15 +649,21 @@ def _solve_kernel(*raws: Any, problem: _Problem) -> Any:
     want = getattr(local, "want", False)
     ys, ss = _run(problem, raws, want)
     if want:
-        pending = local.pending
-        pending.append(([_np.array(r, dtype=_np.float64) for r in raws], ss))
-        local.unread += 1
-        if local.unread > _PENDING:
-            pending.clear()
-            local.want = False
-        elif len(pending) > _PENDING:
-            del pending[0]
+        _keep_sensitivities(local, [_np.array(r, dtype=_np.float64) for r in raws], ss, _PENDING)
     return ys.reshape((len(problem.times), *problem.y_shape))
+
+
+def _keep_sensitivities(local: Any, inputs: list[Any], ss: Any, cap: int) -> None:
+    """Keep a solve's sensitivities for the VJP that reads them (keyed by the exact inputs); when
+    more than ``cap`` solves in a row go unread, stop computing them."""
+    pending = local.pending
+    pending.append((inputs, ss))
+    local.unread += 1
+    if local.unread > cap:
+        pending.clear()
+        local.want = False
+    elif len(pending) > cap:
+        del pending[0]
 
 
 def _sens_kernel(*raws: Any, problem: _Problem) -> Any:
@@ -772,14 +778,7 @@ def _solve_batch_kernel(*raws: Any, problem: _Problem, batched: tuple[bool, ...]
                    _np.full((T, problem.n, problem.n_params), _np.nan) if want else None)
         ys[b] = res[0]
         if want:
-            pending = local.pending
-            pending.append((examples[b], res[1]))
-            local.unread += 1
-            if local.unread > cap:
-                pending.clear()
-                local.want = False
-            elif len(pending) > cap:
-                del pending[0]
+            _keep_sensitivities(local, examples[b], res[1], cap)
     return ys.reshape((size, T, *problem.y_shape))
 
 
